@@ -3,3 +3,13 @@
 //! Nothing in this crate performs I/O: it takes already-parsed Kubernetes objects (as
 //! `serde_json::Value`, so that fields newer than any typed library survive) and answers
 //! questions about them. The HTTP server, the Kubernetes client and the CLI are adapters around it.
+
+pub mod config;
+pub mod decision;
+pub mod explain;
+pub mod gate;
+pub mod object;
+pub mod selector;
+pub mod validation;
+pub mod workload;
+pub mod yaml;

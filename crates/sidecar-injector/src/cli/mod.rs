@@ -1,4 +1,13 @@
 //! Command-line interface: the clap definitions and the dispatch to each subcommand.
+//!
+//! Each subcommand lives in its own module with its `Args` struct and a `run` function; this
+//! module only parses, dispatches and turns errors into a message on stderr and exit code 1.
+
+mod explain;
+mod explain_table;
+mod input;
+
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
@@ -13,10 +22,22 @@ pub struct Cli {
 
 /// Every subcommand of the binary.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Explain why a pod is, or is not, injected with a sidecar.
+    Explain(explain::ExplainArgs),
+}
 
 /// Parses the process arguments, runs the chosen subcommand and returns the process exit code.
-pub fn run() -> std::process::ExitCode {
+pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    let result = match &cli.command {
+        Command::Explain(args) => explain::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,174 @@
+//! Multi-document YAML streams, split the way Kubernetes splits them.
+//!
+//! `kubectl` and Istio's `kube-inject` cut a stream at every line that *begins* with `---`
+//! (followed by nothing but blanks or a comment) and keep each document's exact bytes. We do the
+//! same, so that documents keep their index and starting line for error messages, and so that a
+//! document we do not touch can be written back byte for byte.
+//!
+//! Each document is parsed on its own with `serde-saphyr` into a `serde_json::Value`. Like
+//! `sigs.k8s.io/yaml`, it accepts YAML 1.1 booleans (`yes`, `on`), so a manifest the API server
+//! would read as a boolean is a boolean here too.
+
+use serde_json::Value;
+
+/// One document of a stream, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawDocument<'a> {
+    /// Position in the stream, counting from 1 (including documents that are empty).
+    pub index: usize,
+    /// The line (from 1) on which the document's text starts.
+    pub start_line: usize,
+    /// The document's exact text, without the separator line.
+    pub text: &'a str,
+}
+
+impl RawDocument<'_> {
+    /// Whether the document holds nothing but blanks and comments.
+    pub fn is_blank(&self) -> bool {
+        self.text.lines().all(|line| {
+            let line = line.trim();
+            line.is_empty() || line.starts_with('#')
+        })
+    }
+
+    /// Parses the document into a JSON value (`null` for a blank document).
+    pub fn parse(&self) -> Result<Value, YamlError> {
+        if self.is_blank() {
+            return Ok(Value::Null);
+        }
+        serde_saphyr::from_str::<Value>(self.text).map_err(|error| YamlError {
+            index: self.index,
+            line: self.start_line,
+            message: error.to_string().trim_start_matches("error: ").to_owned(),
+        })
+    }
+}
+
+/// A document that is not valid YAML, or a separator line that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("document {index} (starting at line {line}): {message}")]
+pub struct YamlError {
+    /// The document's position in the stream, from 1.
+    pub index: usize,
+    /// The line on which the document starts.
+    pub line: usize,
+    /// The parser's message (its own line numbers count from the document's start).
+    pub message: String,
+}
+
+/// Splits a stream into documents at lines beginning with `---`.
+///
+/// As in Kubernetes' YAML reader, text after `---` on the separator line other than a comment is
+/// an error.
+pub fn split_documents(stream: &str) -> Result<Vec<RawDocument<'_>>, YamlError> {
+    let mut documents = Vec::new();
+    let mut start = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (number, line) in stream.split_inclusive('\n').enumerate() {
+        let line_number = number + 1;
+        if let Some(rest) = line.strip_prefix("---") {
+            let rest = rest.trim();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                return Err(YamlError {
+                    index: documents.len() + 1,
+                    line: line_number,
+                    message: format!("invalid YAML document separator: text {rest:?} after \"---\""),
+                });
+            }
+            documents.push(RawDocument {
+                index: documents.len() + 1,
+                start_line,
+                text: &stream[start..offset],
+            });
+            start = offset + line.len();
+            start_line = line_number + 1;
+        }
+        offset += line.len();
+    }
+    documents.push(RawDocument {
+        index: documents.len() + 1,
+        start_line,
+        text: &stream[start..],
+    });
+    Ok(documents)
+}
+
+/// Splits and parses a stream, dropping blank documents. Each value keeps its document index.
+pub fn parse_documents(stream: &str) -> Result<Vec<(usize, Value)>, YamlError> {
+    let mut values = Vec::new();
+    for document in split_documents(stream)? {
+        if document.is_blank() {
+            continue;
+        }
+        match document.parse()? {
+            Value::Null => continue,
+            value => values.push((document.index, value)),
+        }
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn splits_at_separator_lines_only() {
+        let stream = "a: 1\n---\nb: '---'\nc: |\n  ---x\n--- # comment\nd: 4\n";
+        let docs = split_documents(stream).expect("splits");
+        assert_eq!(docs.len(), 3);
+        assert_eq!(docs[0].text, "a: 1\n");
+        assert_eq!(docs[1].text, "b: '---'\nc: |\n  ---x\n");
+        assert_eq!(
+            (docs[2].index, docs[2].start_line, docs[2].text),
+            (3, 7, "d: 4\n")
+        );
+    }
+
+    #[test]
+    fn keeps_exact_bytes() {
+        let stream = "# leading comment\nkind: A   # trailing\n---\n\n---\nkind: B";
+        let docs = split_documents(stream).expect("splits");
+        let rebuilt: Vec<&str> = docs.iter().map(|d| d.text).collect();
+        assert_eq!(
+            rebuilt,
+            ["# leading comment\nkind: A   # trailing\n", "\n", "kind: B"]
+        );
+        assert!(docs[1].is_blank());
+    }
+
+    #[test]
+    fn rejects_text_after_separator() {
+        let error = split_documents("a: 1\n--- b: 2\n").expect_err("bad separator");
+        assert_eq!(error.line, 2);
+        assert!(
+            error.to_string().contains("invalid YAML document separator"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn parses_documents_and_drops_blank_ones() {
+        let values = parse_documents("---\na: yes\n---\n# nothing\n---\nb: [1, 'x']\n").expect("parses");
+        assert_eq!(values, [(2, json!({"a": true})), (4, json!({"b": [1, "x"]}))]);
+    }
+
+    #[test]
+    fn errors_name_document_and_line() {
+        let error = parse_documents("a: 1\n---\nb: [1, 2\n").expect_err("malformed");
+        assert_eq!((error.index, error.line), (2, 3));
+        assert!(
+            error.to_string().starts_with("document 2 (starting at line 3): "),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn json_is_yaml() {
+        let values = parse_documents("{\"kind\": \"Pod\", \"spec\": {\"containers\": []}}").expect("parses");
+        assert_eq!(values[0].1, json!({"kind": "Pod", "spec": {"containers": []}}));
+    }
+}

@@ -1,0 +1,171 @@
+//! `sidecar-injector explain`: the seed's troubleshooting page as a command.
+
+use std::{io::Write, path::PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use injector_core::{
+    config::{ConfigSource, InjectorConfig, parse_injector_config},
+    explain::{ConfigOrigin, Context as ExplainContext, Explanation, explain},
+    gate::{NamespaceFacts, WebhookConfiguration},
+    workload::{self, PodTemplate, SUPPORTED_KINDS},
+};
+
+use super::{
+    explain_table,
+    input::{self, Located},
+};
+
+/// Explain why a pod is, or is not, injected with a sidecar.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sidecar-injector explain -f deployment.yaml\n  \
+    sidecar-injector explain -f deployment.yaml --namespace ns.yaml --webhook mwc.yaml --injector-config cm.yaml\n  \
+    kubectl get deploy web -o yaml | sidecar-injector explain -f - -o json")]
+pub struct ExplainArgs {
+    /// The workload: a Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
+    /// ReplicationController or DeploymentConfig; multi-document YAML and `List`s work; `-` reads stdin.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: PathBuf,
+    /// The Namespace object the pods are created in (`kubectl get ns NAME -o yaml`), for its labels.
+    #[arg(long, value_name = "NAMESPACE.yaml")]
+    pub namespace: Option<PathBuf>,
+    /// The MutatingWebhookConfiguration(s) (`kubectl get mutatingwebhookconfiguration NAME -o yaml`).
+    #[arg(long, value_name = "MWC.yaml")]
+    pub webhook: Option<PathBuf>,
+    /// The injector ConfigMap (`istio-sidecar-injector`), or its raw `config` YAML. Without it,
+    /// Istio's defaults apply (policy `enabled`).
+    #[arg(long, value_name = "CONFIGMAP_OR_CONFIG.yaml")]
+    pub injector_config: Option<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+/// How `explain` prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// A readable report: the seed's three conditions, the verdict, the checks and the fixes.
+    Table,
+    /// JSON: one object for one workload, an array for several.
+    Json,
+    /// YAML, shaped like the JSON.
+    Yaml,
+}
+
+/// Runs `explain`. Everything is read and checked before anything is printed.
+pub fn run(args: &ExplainArgs) -> Result<()> {
+    let (config, origin, config_warnings) = load_config(args)?;
+    let namespace = args.namespace.as_deref().map(load_namespace).transpose()?;
+    let webhooks = args.webhook.as_deref().map(load_webhooks).transpose()?;
+    let workloads = load_workloads(args)?;
+
+    let explanations: Vec<Explanation> = workloads
+        .iter()
+        .map(|workload| {
+            let mut explanation = explain(
+                workload,
+                ExplainContext {
+                    namespace: namespace.as_ref(),
+                    webhooks: webhooks.as_deref(),
+                    config: &config,
+                    origin: &origin,
+                },
+            );
+            explanation.warnings.extend(config_warnings.iter().cloned());
+            explanation
+        })
+        .collect();
+
+    let rendered = match args.output {
+        OutputFormat::Json => render_json(&explanations)?,
+        OutputFormat::Yaml => render_yaml(&explanations)?,
+        OutputFormat::Table => explain_table::render(&explanations, explain_table::use_color()),
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(rendered.as_bytes())
+        .context("cannot write to standard output")?;
+    Ok(())
+}
+
+fn load_config(args: &ExplainArgs) -> Result<(InjectorConfig, ConfigOrigin, Vec<String>)> {
+    let Some(path) = &args.injector_config else {
+        return Ok((InjectorConfig::default(), ConfigOrigin::IstioDefaults, Vec::new()));
+    };
+    let source = input::read_source(path)?;
+    let loaded = parse_injector_config(&source.text).map_err(|e| anyhow::anyhow!("{}: {e}", source.name))?;
+    let origin = match loaded.source {
+        ConfigSource::ConfigMap { name } => ConfigOrigin::ConfigMap(name),
+        ConfigSource::Raw => ConfigOrigin::File,
+    };
+    let warnings = loaded
+        .warnings
+        .iter()
+        .map(|w| format!("injector config {}: {w}", source.name))
+        .collect();
+    Ok((loaded.config, origin, warnings))
+}
+
+fn load_namespace(path: &std::path::Path) -> Result<NamespaceFacts> {
+    let object = input::single_object(path)?;
+    NamespaceFacts::from_object(&object.value).map_err(|e| anyhow::anyhow!("{}: {e}", object.describe()))
+}
+
+fn load_webhooks(path: &std::path::Path) -> Result<Vec<WebhookConfiguration>> {
+    let source = input::read_source(path)?;
+    input::objects(&source)?
+        .iter()
+        .map(|object| {
+            WebhookConfiguration::from_object(&object.value)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", object.describe()))
+        })
+        .collect()
+}
+
+/// Reads the workloads. Objects that are not workloads (a Service next to a Deployment) are
+/// skipped with a note; a stream without any workload is an error.
+fn load_workloads(args: &ExplainArgs) -> Result<Vec<PodTemplate>> {
+    let source = input::read_source(&args.file)?;
+    let mut workloads = Vec::new();
+    let mut skipped: Vec<Located> = Vec::new();
+    for object in input::objects(&source)? {
+        match workload::pod_template(&object.value) {
+            Ok(Some(template)) => workloads.push(template),
+            Ok(None) => skipped.push(object),
+            Err(error) => bail!("{}: {error}", object.describe()),
+        }
+    }
+    if workloads.is_empty() {
+        let first = skipped
+            .first()
+            .map(Located::describe)
+            .unwrap_or_else(|| source.name.clone());
+        bail!("{first}: not a workload with a pod template; explain takes one of: {SUPPORTED_KINDS}");
+    }
+    for object in &skipped {
+        eprintln!(
+            "note: {}: not a workload with a pod template; skipped",
+            object.describe()
+        );
+    }
+    Ok(workloads)
+}
+
+fn render_json(explanations: &[Explanation]) -> Result<String> {
+    let mut text = match explanations {
+        [one] => serde_json::to_string_pretty(one),
+        many => serde_json::to_string_pretty(many),
+    }
+    .context("cannot encode the result as JSON")?;
+    text.push('\n');
+    Ok(text)
+}
+
+fn render_yaml(explanations: &[Explanation]) -> Result<String> {
+    match explanations {
+        [one] => serde_saphyr::to_string(one),
+        many => serde_saphyr::to_string(&many),
+    }
+    .context("cannot encode the result as YAML")
+}
