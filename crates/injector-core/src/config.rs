@@ -347,7 +347,7 @@ fn selectors(value: Option<&Value>, at: &str) -> Result<Vec<LabelSelector>, Conf
             .map(|(index, item)| {
                 LabelSelector::from_value(item, &format!("{at}[{index}]")).map_err(|e| ConfigError {
                     location: e.path,
-                    message: e.message,
+                    message: format!("invalid label selector: {}", e.message),
                 })
             })
             .collect(),

@@ -36,7 +36,9 @@ impl RawDocument<'_> {
         if self.is_blank() {
             return Ok(Value::Null);
         }
-        serde_saphyr::from_str::<Value>(self.text).map_err(|error| YamlError {
+        // Leading blank lines keep the parser's line numbers (and its snippet) those of the stream.
+        let padded = format!("{}{}", "\n".repeat(self.start_line.saturating_sub(1)), self.text);
+        serde_saphyr::from_str::<Value>(&padded).map_err(|error| YamlError {
             index: self.index,
             line: self.start_line,
             message: error.to_string().trim_start_matches("error: ").to_owned(),
@@ -52,7 +54,7 @@ pub struct YamlError {
     pub index: usize,
     /// The line on which the document starts.
     pub line: usize,
-    /// The parser's message (its own line numbers count from the document's start).
+    /// The parser's message, with line numbers of the whole stream.
     pub message: String,
 }
 

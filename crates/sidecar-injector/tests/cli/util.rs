@@ -1,0 +1,97 @@
+//! Running the binary and writing input files.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+/// What a run of the binary produced.
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// The stdout as JSON; panics with the whole output when it is not JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Asserts a failure with an empty stdout and a stderr containing every fragment.
+    pub fn assert_error(&self, fragments: &[&str]) {
+        assert_eq!(
+            self.code, 1,
+            "expected exit code 1\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        assert!(
+            self.stdout.is_empty(),
+            "nothing may be printed to stdout on error, got:\n{}",
+            self.stdout
+        );
+        for fragment in fragments {
+            assert!(
+                self.stderr.contains(fragment),
+                "stderr lacks {fragment:?}:\n{}",
+                self.stderr
+            );
+        }
+        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
+    }
+}
+
+/// Runs the binary with `args`, feeding `stdin`.
+pub fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sidecar-injector"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    if let Some(mut input) = child.stdin.take() {
+        input.write_all(stdin.as_bytes()).expect("stdin is written");
+    }
+    let output = child.wait_with_output().expect("the binary finishes");
+    Output {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// A temporary directory holding input files.
+pub struct Files {
+    dir: tempfile::TempDir,
+}
+
+impl Files {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("a temporary directory"),
+        }
+    }
+
+    /// Writes `name` with `text` and returns its path as a string.
+    pub fn write(&self, name: &str, text: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).expect("the file is written");
+        path.display().to_string()
+    }
+}
+
+/// The repository's `examples/` directory.
+pub fn example(name: &str) -> String {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
+    path.display().to_string()
+}
