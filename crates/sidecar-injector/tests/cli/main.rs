@@ -2,5 +2,8 @@
 //!
 //! One test binary (faster to link), one module per subcommand.
 
+// Tests report failures by panicking.
+#![allow(clippy::panic)]
+
 mod explain;
 mod util;
