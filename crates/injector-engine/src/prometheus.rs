@@ -1,0 +1,427 @@
+//! Prometheus metrics merging (Istio's `applyPrometheusMerge` and `applySecurePrometheusAnnotation`).
+//!
+//! With merging on (the default), the pod's own `prometheus.io/*` scrape annotations are moved into
+//! the proxy's `ISTIO_PROMETHEUS_ANNOTATIONS` env var and replaced by annotations pointing at the
+//! agent's merged endpoint (`:<statusPort>/stats/prometheus`), which serves the app's metrics and
+//! Envoy's together. Annotation keys are compared the way Prometheus compares label names: every
+//! character outside `[A-Za-z0-9_]` becomes `_`, so `prometheus.io/scrape`, `prometheus.io.scrape`
+//! and `prometheus-io/scrape` are the same key.
+
+use serde_json::{Map, Value};
+
+use crate::{
+    gojson,
+    pod::{annotation_pairs, annotations_mut, env_mut, find_sidecar_mut},
+};
+
+/// The annotation that turns merging on or off for one pod.
+pub const MERGE_METRICS_ANNOTATION: &str = "prometheus.istio.io/merge-metrics";
+/// The annotation listing several scrape targets as `port:path,…`.
+pub const SCRAPE_TARGETS_ANNOTATION: &str = "prometheus.istio.io/scrape-targets";
+/// The env var carrying the app's original scrape configuration to the agent.
+pub const SCRAPE_CONFIG_ENV: &str = "ISTIO_PROMETHEUS_ANNOTATIONS";
+/// Ports the proxy and agent use; an app scrape target may not use them.
+pub const RESERVED_PORTS: [u16; 9] = [15000, 15001, 15004, 15006, 15008, 15020, 15021, 15053, 15090];
+
+const SCRAPE: &str = "prometheus_io_scrape";
+const PORT: &str = "prometheus_io_port";
+const PATH: &str = "prometheus_io_path";
+const TARGETS: &str = "prometheus_istio_io_scrape_targets";
+const SECURE_PORT: &str = "prometheus_istio_io_secure_port";
+
+/// A failure that aborts injection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PrometheusError(pub String);
+
+/// Prometheus' `SanitizeLabelName`: every character outside `[A-Za-z0-9_]` becomes `_`.
+pub fn sanitize_label_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Whether merging applies: the pod annotation when it parses as a bool, else the mesh's
+/// `enablePrometheusMerge` when set, else true.
+pub fn merge_enabled(pod: &Value, mesh_enable_merge: Option<bool>) -> bool {
+    let annotation = annotation_pairs(pod)
+        .into_iter()
+        .find(|(k, _)| *k == MERGE_METRICS_ANNOTATION);
+    annotation
+        .and_then(|(_, value)| parse_go_bool(value))
+        .or(mesh_enable_merge)
+        .unwrap_or(true)
+}
+
+/// Applies metrics merging to the pod. `status_port` is the **mesh** `defaultConfig.statusPort`.
+pub fn apply_prometheus_merge(
+    pod: &mut Value,
+    mesh_enable_merge: Option<bool>,
+    status_port: u32,
+) -> Result<(), PrometheusError> {
+    if !scrape_enabled(pod) || !merge_enabled(pod, mesh_enable_merge) {
+        return Ok(());
+    }
+    let target_port = status_port.to_string();
+    let pairs: Vec<(String, String, String)> = sorted_pairs(pod);
+    if pairs
+        .iter()
+        .any(|(_, key, value)| key == PORT && *value == target_port)
+    {
+        // Already merged (a re-injection) or set by the user on purpose.
+        return Ok(());
+    }
+    let config = scrape_configuration(&pairs, status_port)?;
+    if !config.is_empty()
+        && let Some(sidecar) = find_sidecar_mut(pod)
+    {
+        let mut entry = Map::new();
+        entry.insert("name".into(), SCRAPE_CONFIG_ENV.into());
+        entry.insert("value".into(), config.to_json().into());
+        env_mut(sidecar).push(Value::Object(entry));
+    }
+    let annotations = annotations_mut(pod);
+    annotations.retain(|key, _| !matches!(sanitize_label_name(key).as_str(), SCRAPE | PORT | PATH | TARGETS));
+    annotations.insert("prometheus.io/port".into(), target_port.into());
+    annotations.insert("prometheus.io/path".into(), "/stats/prometheus".into());
+    annotations.insert("prometheus.io/scrape".into(), "true".into());
+    Ok(())
+}
+
+/// Sets `prometheus.istio.io/secure-port` from the proxy's `ENVOY_SECURE_MERGED_METRICS_PORT`
+/// when the pod has no annotation of that name.
+pub fn apply_secure_port_annotation(pod: &mut Value) {
+    let has_annotation = annotation_pairs(pod)
+        .iter()
+        .any(|(key, _)| sanitize_label_name(key) == SECURE_PORT);
+    if has_annotation {
+        return;
+    }
+    let port = find_sidecar_mut(pod).and_then(|sidecar| {
+        sidecar.get("env").and_then(Value::as_array).and_then(|env| {
+            env.iter()
+                .find(|e| e.get("name").and_then(Value::as_str) == Some("ENVOY_SECURE_MERGED_METRICS_PORT"))
+                .and_then(|e| e.get("value").and_then(Value::as_str))
+                .map(str::to_owned)
+        })
+    });
+    if let Some(port) = port.filter(|p| !p.is_empty() && p != "0") {
+        annotations_mut(pod).insert("prometheus.istio.io/secure-port".into(), port.into());
+    }
+}
+
+/// Whether the pod wants to be scraped: the first scrape annotation that parses as a bool, else true.
+fn scrape_enabled(pod: &Value) -> bool {
+    sorted_pairs(pod)
+        .iter()
+        .filter(|(_, key, _)| key == SCRAPE)
+        .find_map(|(_, _, value)| parse_go_bool(value))
+        .unwrap_or(true)
+}
+
+/// (original key, sanitized key, value), sorted by original key so that spellings of the same
+/// key are read in a stable order (Istio reads them in Go's random map order).
+fn sorted_pairs(pod: &Value) -> Vec<(String, String, String)> {
+    let mut pairs: Vec<(String, String, String)> = annotation_pairs(pod)
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), sanitize_label_name(key), value.to_owned()))
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+/// The app's scrape configuration, as sent to the agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ScrapeConfiguration {
+    scrape: String,
+    path: String,
+    port: String,
+    targets: Vec<(String, String)>,
+}
+
+impl ScrapeConfiguration {
+    fn is_empty(&self) -> bool {
+        self.scrape.is_empty() && self.path.is_empty() && self.port.is_empty() && self.targets.is_empty()
+    }
+
+    /// Go's JSON of `PrometheusScrapeConfiguration`: scrape, path, port, then targets when any.
+    fn to_json(&self) -> String {
+        let mut object = Map::new();
+        object.insert("scrape".into(), self.scrape.clone().into());
+        object.insert("path".into(), self.path.clone().into());
+        object.insert("port".into(), self.port.clone().into());
+        if !self.targets.is_empty() {
+            let targets = self
+                .targets
+                .iter()
+                .map(|(port, path)| {
+                    let mut target = Map::new();
+                    target.insert("port".into(), port.clone().into());
+                    target.insert("path".into(), path.clone().into());
+                    Value::Object(target)
+                })
+                .collect();
+            object.insert("targets".into(), Value::Array(targets));
+        }
+        gojson::to_string(&Value::Object(object))
+    }
+}
+
+fn scrape_configuration(
+    pairs: &[(String, String, String)],
+    status_port: u32,
+) -> Result<ScrapeConfiguration, PrometheusError> {
+    let mut config = ScrapeConfiguration::default();
+    let mut targets_text = None;
+    for (_, key, value) in pairs {
+        match key.as_str() {
+            SCRAPE => config.scrape = value.clone(),
+            PORT => config.port = value.clone(),
+            PATH => config.path = value.clone(),
+            TARGETS => targets_text = Some(value.clone()),
+            _ => {}
+        }
+    }
+    if let Some(text) = targets_text {
+        config.targets = parse_targets(&text)?;
+        if let Some((port, path)) = config.targets.first() {
+            config.port = port.clone();
+            config.path = path.clone();
+        }
+    }
+    let ports = config
+        .targets
+        .iter()
+        .map(|(port, _)| port.as_str())
+        .chain((config.targets.is_empty() && !config.port.is_empty()).then_some(config.port.as_str()));
+    for port in ports {
+        check_port(port, status_port)?;
+    }
+    Ok(config)
+}
+
+/// Parses `port:path,port:path`; an empty path means `/metrics`.
+fn parse_targets(text: &str) -> Result<Vec<(String, String)>, PrometheusError> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            let (port, path) = entry.split_once(':').unwrap_or((entry, ""));
+            let path = if path.is_empty() { "/metrics" } else { path };
+            if !path.starts_with('/') {
+                return Err(PrometheusError(format!(
+                    "invalid {SCRAPE_TARGETS_ANNOTATION} entry {entry:?}: the path must start with '/'"
+                )));
+            }
+            Ok((port.trim().to_owned(), path.to_owned()))
+        })
+        .collect()
+}
+
+fn check_port(port: &str, status_port: u32) -> Result<(), PrometheusError> {
+    let number: u32 = port
+        .parse()
+        .ok()
+        .filter(|n| (1..=65535).contains(n))
+        .ok_or_else(|| {
+            PrometheusError(format!(
+                "invalid Prometheus scrape port {port:?}: must be an integer from 1 to 65535"
+            ))
+        })?;
+    if number == status_port {
+        return Err(PrometheusError(format!(
+            "invalid Prometheus scrape port {port}: it is the agent's status port, where merged metrics are served"
+        )));
+    }
+    if u16::try_from(number).is_ok_and(|n| RESERVED_PORTS.contains(&n)) {
+        return Err(PrometheusError(format!(
+            "invalid Prometheus scrape port {port}: reserved by the Istio proxy"
+        )));
+    }
+    Ok(())
+}
+
+/// Go's `strconv.ParseBool`.
+pub fn parse_go_bool(text: &str) -> Option<bool> {
+    match text {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn pod(annotations: Value) -> Value {
+        json!({"metadata": {"annotations": annotations}, "spec": {"containers": [
+            {"name": "app"}, {"name": "istio-proxy", "env": [{"name": "A", "value": "1"}]}]}})
+    }
+
+    fn proxy_env(pod: &Value) -> Vec<(String, String)> {
+        pod["spec"]["containers"][1]["env"]
+            .as_array()
+            .map(|env| {
+                env.iter()
+                    .map(|e| {
+                        (
+                            e["name"].as_str().unwrap_or("").into(),
+                            e["value"].as_str().unwrap_or("").into(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn moves_app_annotations_into_the_proxy_env() {
+        let mut p = pod(
+            json!({"prometheus.io/scrape": "true", "prometheus.io/port": "9090", "prometheus.io/path": "/m"}),
+        );
+        apply_prometheus_merge(&mut p, None, 15020).expect("merges");
+        assert_eq!(
+            p["metadata"]["annotations"],
+            json!({
+            "prometheus.io/port": "15020", "prometheus.io/path": "/stats/prometheus", "prometheus.io/scrape": "true"})
+        );
+        assert_eq!(
+            proxy_env(&p)[1],
+            (
+                SCRAPE_CONFIG_ENV.into(),
+                r#"{"scrape":"true","path":"/m","port":"9090"}"#.into()
+            )
+        );
+    }
+
+    #[test]
+    fn pod_without_annotations_gets_the_agent_annotations_only() {
+        let mut p = pod(json!({}));
+        apply_prometheus_merge(&mut p, None, 15020).expect("merges");
+        assert_eq!(p["metadata"]["annotations"]["prometheus.io/port"], "15020");
+        assert_eq!(proxy_env(&p).len(), 1, "no scrape configuration to pass on");
+    }
+
+    #[test]
+    fn other_spellings_are_the_same_key() {
+        let mut p = pod(json!({"prometheus-io/scrape": "true", "prometheus.io.port": "8080"}));
+        apply_prometheus_merge(&mut p, None, 15020).expect("merges");
+        let annotations = p["metadata"]["annotations"].as_object().expect("annotations");
+        assert!(
+            !annotations.contains_key("prometheus-io/scrape")
+                && !annotations.contains_key("prometheus.io.port")
+        );
+        assert_eq!(proxy_env(&p)[1].1, r#"{"scrape":"true","path":"","port":"8080"}"#);
+    }
+
+    #[test]
+    fn scrape_false_or_merge_off_leaves_the_pod_alone() {
+        for (annotations, mesh) in [
+            (json!({"prometheus.io/scrape": "false"}), None),
+            (json!({"prometheus.istio.io/merge-metrics": "false"}), None),
+            (json!({}), Some(false)),
+        ] {
+            let mut p = pod(annotations.clone());
+            let before = p.clone();
+            apply_prometheus_merge(&mut p, mesh, 15020).expect("no-op");
+            assert_eq!(p, before, "{annotations} {mesh:?}");
+        }
+        // The annotation wins over the mesh setting.
+        assert!(merge_enabled(
+            &pod(json!({"prometheus.istio.io/merge-metrics": "true"})),
+            Some(false)
+        ));
+        assert!(!merge_enabled(&pod(json!({})), Some(false)));
+        assert!(merge_enabled(
+            &pod(json!({"prometheus.istio.io/merge-metrics": "bogus"})),
+            None
+        ));
+    }
+
+    #[test]
+    fn already_merged_pods_are_left_alone() {
+        let mut p = pod(json!({"prometheus.io/port": "15020", "prometheus.io/path": "/custom"}));
+        let before = p.clone();
+        apply_prometheus_merge(&mut p, None, 15020).expect("no-op");
+        assert_eq!(p, before);
+    }
+
+    #[test]
+    fn scrape_targets() {
+        let mut p = pod(
+            json!({"prometheus.io/scrape": "true", "prometheus.istio.io/scrape-targets": "8080:/metrics,9100:/custom-metrics"}),
+        );
+        apply_prometheus_merge(&mut p, None, 15020).expect("merges");
+        assert_eq!(
+            proxy_env(&p)[1].1,
+            r#"{"scrape":"true","path":"/metrics","port":"8080","targets":[{"port":"8080","path":"/metrics"},{"port":"9100","path":"/custom-metrics"}]}"#
+        );
+        assert!(
+            p["metadata"]["annotations"]
+                .get(SCRAPE_TARGETS_ANNOTATION)
+                .is_none()
+        );
+        assert_eq!(
+            parse_targets("9100:, 8080").expect("parses"),
+            [
+                ("9100".into(), "/metrics".into()),
+                ("8080".into(), "/metrics".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_ports_fail_injection() {
+        for annotations in [
+            json!({"prometheus.io/port": "15090"}),
+            json!({"prometheus.io/port": "0"}),
+            json!({"prometheus.io/port": "http"}),
+            json!({"prometheus.istio.io/scrape-targets": "8080:/m,15020:/x"}),
+        ] {
+            let mut p = pod(annotations.clone());
+            assert!(
+                apply_prometheus_merge(&mut p, None, 15020).is_err(),
+                "{annotations}"
+            );
+        }
+    }
+
+    #[test]
+    fn secure_port_annotation() {
+        let mut p = pod(json!({}));
+        p["spec"]["containers"][1]["env"] =
+            json!([{"name": "ENVOY_SECURE_MERGED_METRICS_PORT", "value": "15091"}]);
+        apply_secure_port_annotation(&mut p);
+        assert_eq!(
+            p["metadata"]["annotations"]["prometheus.istio.io/secure-port"],
+            "15091"
+        );
+        let mut zero = pod(json!({}));
+        zero["spec"]["containers"][1]["env"] =
+            json!([{"name": "ENVOY_SECURE_MERGED_METRICS_PORT", "value": "0"}]);
+        apply_secure_port_annotation(&mut zero);
+        assert!(
+            zero["metadata"]["annotations"]
+                .get("prometheus.istio.io/secure-port")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn sanitizes_like_prometheus() {
+        assert_eq!(
+            sanitize_label_name("prometheus.io/scrape"),
+            "prometheus_io_scrape"
+        );
+        assert_eq!(sanitize_label_name("prometheus-io.port"), "prometheus_io_port");
+    }
+}
