@@ -15,5 +15,7 @@ pub mod owner;
 pub mod pod;
 pub mod probes;
 pub mod prometheus;
+pub mod quantity;
 pub mod reorder;
 pub mod status;
+pub mod validate;
