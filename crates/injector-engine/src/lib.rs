@@ -10,8 +10,11 @@
 //! that names the workload ([`owner`]), the status annotation ([`status`]), container ordering
 //! ([`reorder`]), and Go-compatible JSON for the values Istio embeds in annotations ([`gojson`]).
 
+pub mod cluster;
 pub mod gojson;
+pub mod images;
 pub mod owner;
+pub mod patch;
 pub mod pod;
 pub mod probes;
 pub mod prometheus;
