@@ -6,9 +6,17 @@
 //! `decision → annotation validation → template data → render → strategic merge →
 //! re-apply user overrides → post-processing → JSON patch`.
 //!
-//! This crate holds the stages that do not depend on template rendering yet: the owner heuristic
-//! that names the workload ([`owner`]), the status annotation ([`status`]), container ordering
-//! ([`reorder`]), and Go-compatible JSON for the values Istio embeds in annotations ([`gojson`]).
+//! Stages so far (rendering and the strategic merge are being added):
+//!
+//! - settings: [`settings`] (values and mesh from files or ConfigMaps), [`mesh`] (mesh config and
+//!   per-pod ProxyConfig: defaults, merging, validation, `protoToJSON`);
+//! - before rendering: [`validate`] (annotation validation), [`strip`] (what the templates see of a
+//!   re-injected pod), [`selection`] (which templates), [`owner`] (the workload), [`images`],
+//!   [`cluster`] (cluster and network env);
+//! - after merging: [`prometheus`], [`probes`], [`status`], [`reorder`];
+//! - the answer: [`patch`] (RFC 6902 JSON Patch);
+//! - helpers: [`pod`] (JSON accessors), [`gojson`] (JSON as Go writes it), [`quantity`]
+//!   (Kubernetes quantities).
 
 pub mod cluster;
 pub mod gojson;
@@ -21,5 +29,8 @@ pub mod probes;
 pub mod prometheus;
 pub mod quantity;
 pub mod reorder;
+pub mod selection;
+pub mod settings;
 pub mod status;
+pub mod strip;
 pub mod validate;

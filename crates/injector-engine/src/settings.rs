@@ -1,0 +1,148 @@
+//! Loading the injector's settings: the `values` and the mesh config, each given raw or as the
+//! ConfigMap that holds it (`istio-sidecar-injector` `data.values`, `istio` `data.mesh`).
+//!
+//! Values are JSON (Helm's `toPrettyJson`) read as YAML, so every number behaves as a Go float64 in
+//! the templates. The mesh config is YAML overlaid on Istio's defaults. Errors name the source and
+//! the field; nothing here reads files.
+
+use serde_json::Value;
+
+use crate::mesh::{apply_mesh_config, default_mesh_config};
+
+/// Settings that cannot be used, with where the problem is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: {message}")]
+pub struct SettingsError {
+    /// The field or document, e.g. `data.values`.
+    pub location: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn error(location: &str, message: impl Into<String>) -> SettingsError {
+    SettingsError {
+        location: location.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Reads `values`: raw JSON/YAML, or a ConfigMap's `data.values`.
+pub fn parse_values(text: &str) -> Result<Value, SettingsError> {
+    let document = single_document(text)?;
+    let (raw, at) = match config_map_key(&document, "values")? {
+        Some(raw) => (parse_text(&raw, "data.values")?, "data.values"),
+        None => (document, "values"),
+    };
+    match raw {
+        Value::Object(_) => Ok(raw),
+        Value::Null => Ok(Value::Object(Default::default())),
+        other => Err(error(at, format!("must be a mapping, got {}", kind(&other)))),
+    }
+}
+
+/// Reads the mesh config: raw YAML or a ConfigMap's `data.mesh`, overlaid on Istio's defaults.
+pub fn parse_mesh(text: &str) -> Result<Value, SettingsError> {
+    let document = single_document(text)?;
+    let (yaml, at) = match config_map_key(&document, "mesh")? {
+        Some(raw) => (raw, "data.mesh"),
+        None => (text.to_owned(), "mesh"),
+    };
+    apply_mesh_config(&yaml, &default_mesh_config()).map_err(|e| error(at, e.0))
+}
+
+fn single_document(text: &str) -> Result<Value, SettingsError> {
+    let documents = injector_core::yaml::parse_documents(text)
+        .map_err(|e| error(&format!("document {}", e.index), e.message))?;
+    match documents.len() {
+        0 => Ok(Value::Null),
+        1 => Ok(documents
+            .into_iter()
+            .next()
+            .map(|(_, v)| v)
+            .unwrap_or(Value::Null)),
+        _ => Err(error("(file)", "more than one YAML document")),
+    }
+}
+
+fn parse_text(text: &str, at: &str) -> Result<Value, SettingsError> {
+    single_document(text).map_err(|e| error(at, format!("is not valid JSON or YAML: {}", e.message)))
+}
+
+/// `Some(data[key])` when the document is a ConfigMap; an error when it is one without that key.
+fn config_map_key(document: &Value, key: &str) -> Result<Option<String>, SettingsError> {
+    if document.get("kind").and_then(Value::as_str) != Some("ConfigMap")
+        || document.get("apiVersion").is_none()
+    {
+        return Ok(None);
+    }
+    let name = document
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("<unnamed>");
+    match document.get("data").and_then(|d| d.get(key)) {
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(other) => Err(error(
+            &format!("data.{key}"),
+            format!("must be a string, got {}", kind(other)),
+        )),
+        None => Err(error(
+            &format!("data.{key}"),
+            format!("ConfigMap {name} has no `{key}` key"),
+        )),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn values_raw_or_in_a_config_map() {
+        assert_eq!(
+            parse_values(r#"{"global": {"hub": "h", "tag": 1.28}}"#),
+            Ok(json!({"global": {"hub": "h", "tag": 1.28}}))
+        );
+        let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio-sidecar-injector}\ndata:\n  values: '{\"revision\": \"\"}'\n  config: 'policy: enabled'\n";
+        assert_eq!(parse_values(config_map), Ok(json!({"revision": ""})));
+        assert_eq!(parse_values(""), Ok(json!({})));
+    }
+
+    #[test]
+    fn mesh_raw_or_in_a_config_map() {
+        let mesh = parse_mesh("trustDomain: example.org\n").expect("valid");
+        assert_eq!(mesh["trustDomain"], "example.org");
+        assert_eq!(mesh["defaultConfig"]["statusPort"], 15020);
+        let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata:\n  mesh: |-\n    defaultConfig:\n      interceptionMode: TPROXY\n";
+        assert_eq!(
+            parse_mesh(config_map).expect("valid")["defaultConfig"]["interceptionMode"],
+            "TPROXY"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        assert_eq!(parse_values("[1, 2]").expect_err("list").location, "values");
+        let no_key = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {meshNetworks: x}\n";
+        assert_eq!(parse_mesh(no_key).expect_err("no mesh").location, "data.mesh");
+        assert_eq!(
+            parse_mesh("defaultConfig: {drainDuration: soon}")
+                .expect_err("bad")
+                .location,
+            "mesh"
+        );
+        assert_eq!(parse_values("a: [").expect_err("yaml").location, "document 1");
+    }
+}
