@@ -37,6 +37,7 @@ type Case struct {
 	Data         json.RawMessage `json:"data,omitempty"`
 	TemplateFile string          `json:"template_file,omitempty"`
 	DataKind     string          `json:"data_kind,omitempty"`
+	Fixture      string          `json:"fixture,omitempty"`
 }
 
 // Result is one entry of an expected file.

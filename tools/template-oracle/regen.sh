@@ -31,3 +31,14 @@ if [[ "${ORACLE_SKIP_ISTIO:-0}" != "1" ]]; then
   (cd "$here/istio" && go build -trimpath -o "$bin/istio-oracle" .)
   "$bin/istio-oracle" -cases "$cases" -expected "$expected" -shared "$shared" -fixtures "$fixtures"
 fi
+
+# Drop expected files whose case file is gone, and check every case file has one.
+for f in "$expected"/*.json; do
+  [[ -e "$cases/$(basename "$f")" ]] || { echo "removing stale $(basename "$f")"; rm -f "$f"; }
+done
+missing=0
+for f in "$cases"/*.json; do
+  [[ -e "$expected/$(basename "$f")" ]] || { echo "warning: no expected file for $(basename "$f")" >&2; missing=1; }
+done
+exit $missing
+
