@@ -19,7 +19,7 @@ bin="$here/.bin"
 mkdir -p "$bin" "$expected"
 
 echo "== building main oracle ($(go version | awk '{print $3}'))"
-(cd "$here" && go build -trimpath -o "$bin/template-oracle" .)
+(cd "$here" && go build -o "$bin/template-oracle" .)
 "$bin/template-oracle" run -cases "$cases" -expected "$expected"
 
 if [[ "${ORACLE_SKIP_ISTIO:-0}" != "1" ]]; then
@@ -28,7 +28,7 @@ if [[ "${ORACLE_SKIP_ISTIO:-0}" != "1" ]]; then
     exit 1
   fi
   echo "== building istio oracle"
-  (cd "$here/istio" && go build -trimpath -o "$bin/istio-oracle" .)
+  (cd "$here/istio" && go build -o "$bin/istio-oracle" .)
   "$bin/istio-oracle" -cases "$cases" -expected "$expected" -shared "$shared" -fixtures "$fixtures"
 fi
 
