@@ -1,0 +1,3 @@
+//! Criterion benchmark (filled in below).
+
+fn main() {}

@@ -1,0 +1,356 @@
+//! Parse-tree nodes: Go's `text/template/parse/node.go`.
+//!
+//! Every node keeps its byte position so execution errors can say `t:3:14`, and implements
+//! `Display` exactly as Go's `String()` does, because Go quotes the node in error messages
+//! (`executing "t" at <.a.b>: ...`).
+
+use std::fmt;
+
+/// A node in the template's statement list.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// Plain text.
+    Text(TextNode),
+    /// A `{{/* comment */}}` (kept only when comments are requested).
+    Comment(CommentNode),
+    /// A non-control action such as `{{.x}}`.
+    Action(ActionNode),
+    /// `{{if}}`.
+    If(BranchNode),
+    /// `{{range}}`.
+    Range(BranchNode),
+    /// `{{with}}`.
+    With(BranchNode),
+    /// `{{template}}` (and the invocation part of `{{block}}`).
+    Template(TemplateNode),
+    /// `{{break}}`.
+    Break(Pos),
+    /// `{{continue}}`.
+    Continue(Pos),
+}
+
+/// A position: byte offset and line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pos {
+    /// Byte offset in the template text.
+    pub offset: usize,
+    /// Line number (1-based).
+    pub line: usize,
+}
+
+/// A sequence of nodes.
+#[derive(Debug, Clone, Default)]
+pub struct ListNode {
+    /// Byte offset.
+    pub pos: usize,
+    /// The nodes in order.
+    pub nodes: Vec<Node>,
+}
+
+/// Plain text.
+#[derive(Debug, Clone)]
+pub struct TextNode {
+    /// Byte offset.
+    pub pos: usize,
+    /// The text.
+    pub text: String,
+}
+
+/// A comment.
+#[derive(Debug, Clone)]
+pub struct CommentNode {
+    /// Byte offset.
+    pub pos: usize,
+    /// The comment text including `/*` and `*/`.
+    pub text: String,
+}
+
+/// An action to evaluate and print.
+#[derive(Debug, Clone)]
+pub struct ActionNode {
+    /// Position.
+    pub pos: Pos,
+    /// The pipeline.
+    pub pipe: PipeNode,
+}
+
+/// `if`, `range` or `with` with their lists.
+#[derive(Debug, Clone)]
+pub struct BranchNode {
+    /// Position (of the pipeline).
+    pub pos: Pos,
+    /// The pipeline to evaluate.
+    pub pipe: PipeNode,
+    /// What to execute when true (or per element).
+    pub list: ListNode,
+    /// What to execute otherwise.
+    pub else_list: Option<ListNode>,
+}
+
+/// A `{{template "name" pipeline}}` call.
+#[derive(Debug, Clone)]
+pub struct TemplateNode {
+    /// Position.
+    pub pos: Pos,
+    /// The template name (unquoted).
+    pub name: String,
+    /// The optional argument.
+    pub pipe: Option<PipeNode>,
+}
+
+/// A pipeline with optional variable declarations.
+#[derive(Debug, Clone)]
+pub struct PipeNode {
+    /// Position.
+    pub pos: Pos,
+    /// `=` rather than `:=`.
+    pub is_assign: bool,
+    /// Declared variables (names including `$`).
+    pub decl: Vec<VariableNode>,
+    /// The commands, in lexical order.
+    pub cmds: Vec<CommandNode>,
+}
+
+/// A command: a function or field with arguments.
+#[derive(Debug, Clone)]
+pub struct CommandNode {
+    /// Byte offset.
+    pub pos: usize,
+    /// The arguments; the first is the function or value.
+    pub args: Vec<Arg>,
+}
+
+/// A `$x.a.b` variable reference.
+#[derive(Debug, Clone)]
+pub struct VariableNode {
+    /// Byte offset.
+    pub pos: usize,
+    /// The variable name followed by field names.
+    pub ident: Vec<String>,
+}
+
+/// A parsed number, stored under every type that can represent it (Go's ideal constants).
+#[derive(Debug, Clone, Default)]
+pub struct NumberNode {
+    /// Byte offset.
+    pub pos: usize,
+    /// Has an integral value.
+    pub is_int: bool,
+    /// Has an unsigned integral value.
+    pub is_uint: bool,
+    /// Has a floating-point value.
+    pub is_float: bool,
+    /// Is complex.
+    pub is_complex: bool,
+    /// Signed value.
+    pub int64: i64,
+    /// Unsigned value.
+    pub uint64: u64,
+    /// Float value.
+    pub float64: f64,
+    /// The original text.
+    pub text: String,
+}
+
+/// An operand in a command.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    /// A function name.
+    Identifier {
+        /// Byte offset.
+        pos: usize,
+        /// The name.
+        name: String,
+    },
+    /// `.`
+    Dot(usize),
+    /// `nil`
+    Nil(usize),
+    /// `$x.a`
+    Variable(VariableNode),
+    /// `.a.b`
+    Field {
+        /// Byte offset.
+        pos: usize,
+        /// Field names.
+        ident: Vec<String>,
+    },
+    /// `(pipe).a.b` or `fn.a` style chains.
+    Chain {
+        /// Byte offset.
+        pos: usize,
+        /// The term the chain starts from.
+        node: Box<Arg>,
+        /// Field names.
+        field: Vec<String>,
+    },
+    /// `true` / `false`.
+    Bool {
+        /// Byte offset.
+        pos: usize,
+        /// The value.
+        val: bool,
+    },
+    /// A number.
+    Number(Box<NumberNode>),
+    /// A string constant.
+    String {
+        /// Byte offset.
+        pos: usize,
+        /// The original text with quotes.
+        quoted: String,
+        /// The unquoted value.
+        text: String,
+    },
+    /// A parenthesized pipeline.
+    Pipe(Box<PipeNode>),
+}
+
+impl Arg {
+    /// The byte offset of the operand.
+    pub fn pos(&self) -> usize {
+        match self {
+            Arg::Identifier { pos, .. }
+            | Arg::Dot(pos)
+            | Arg::Nil(pos)
+            | Arg::Field { pos, .. }
+            | Arg::Chain { pos, .. }
+            | Arg::Bool { pos, .. }
+            | Arg::String { pos, .. } => *pos,
+            Arg::Variable(v) => v.pos,
+            Arg::Number(n) => n.pos,
+            Arg::Pipe(p) => p.pos.offset,
+        }
+    }
+}
+
+impl fmt::Display for Arg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arg::Identifier { name, .. } => f.write_str(name),
+            Arg::Dot(_) => f.write_str("."),
+            Arg::Nil(_) => f.write_str("nil"),
+            Arg::Variable(v) => write!(f, "{v}"),
+            Arg::Field { ident, .. } => {
+                for id in ident {
+                    write!(f, ".{id}")?;
+                }
+                Ok(())
+            }
+            Arg::Chain { node, field, .. } => {
+                if let Arg::Pipe(p) = node.as_ref() {
+                    write!(f, "({p})")?;
+                } else {
+                    write!(f, "{node}")?;
+                }
+                for id in field {
+                    write!(f, ".{id}")?;
+                }
+                Ok(())
+            }
+            Arg::Bool { val, .. } => f.write_str(if *val { "true" } else { "false" }),
+            Arg::Number(n) => f.write_str(&n.text),
+            Arg::String { quoted, .. } => f.write_str(quoted),
+            Arg::Pipe(p) => write!(f, "{p}"),
+        }
+    }
+}
+
+impl fmt::Display for VariableNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.ident.join("."))
+    }
+}
+
+impl fmt::Display for CommandNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, arg) in self.args.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            if let Arg::Pipe(p) = arg {
+                write!(f, "({p})")?;
+            } else {
+                write!(f, "{arg}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for PipeNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.decl.is_empty() {
+            for (i, v) in self.decl.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{v}")?;
+            }
+            f.write_str(if self.is_assign { " = " } else { " := " })?;
+        }
+        for (i, c) in self.cmds.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" | ")?;
+            }
+            write!(f, "{c}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for ListNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for n in &self.nodes {
+            write!(f, "{n}")?;
+        }
+        Ok(())
+    }
+}
+
+fn write_branch(f: &mut fmt::Formatter<'_>, name: &str, b: &BranchNode) -> fmt::Result {
+    write!(f, "{{{{{name} {}}}}}{}", b.pipe, b.list)?;
+    if let Some(e) = &b.else_list {
+        write!(f, "{{{{else}}}}{e}")?;
+    }
+    f.write_str("{{end}}")
+}
+
+impl fmt::Display for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Node::Text(t) => f.write_str(&t.text),
+            Node::Comment(c) => write!(f, "{{{{{}}}}}", c.text),
+            Node::Action(a) => write!(f, "{{{{{}}}}}", a.pipe),
+            Node::If(b) => write_branch(f, "if", b),
+            Node::Range(b) => write_branch(f, "range", b),
+            Node::With(b) => write_branch(f, "with", b),
+            Node::Template(t) => {
+                write!(f, "{{{{template {}", crate::fmt::quote(&t.name))?;
+                if let Some(p) = &t.pipe {
+                    write!(f, " {p}")?;
+                }
+                f.write_str("}}")
+            }
+            Node::Break(_) => f.write_str("{{break}}"),
+            Node::Continue(_) => f.write_str("{{continue}}"),
+        }
+    }
+}
+
+impl Node {
+    /// Whether the node is "empty" in Go's sense (`parse.IsEmptyTree`): only whitespace text
+    /// and comments.
+    pub fn is_empty_tree(&self) -> bool {
+        match self {
+            Node::Comment(_) => true,
+            Node::Text(t) => t.text.trim_matches(is_go_space).is_empty(),
+            _ => false,
+        }
+    }
+}
+
+/// `bytes.TrimSpace`'s notion of space (Unicode white space).
+fn is_go_space(c: char) -> bool {
+    c.is_whitespace()
+}

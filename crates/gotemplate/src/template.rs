@@ -1,0 +1,181 @@
+//! The public template type: Go's `template.go` (`New`, `Funcs`, `Parse`, `Execute`,
+//! `ExecuteTemplate`, `Lookup`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::exec::{State, finish};
+use crate::funcs::{FuncMap, builtins};
+use crate::parse::{ParseError, Tree, parse};
+use crate::value::Value;
+
+/// An execution error, with Go's message (`template: t:1:3: executing "t" at <.x>: ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecError {
+    /// The name of the template that was executing.
+    pub name: String,
+    /// The full message.
+    pub message: String,
+}
+
+impl std::fmt::Display for ExecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+/// A parse or execution error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The template text is invalid.
+    Parse(ParseError),
+    /// Execution failed (output may be partial).
+    Exec(ExecError),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Parse(e) => e.fmt(f),
+            Error::Exec(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<ParseError> for Error {
+    fn from(e: ParseError) -> Self {
+        Error::Parse(e)
+    }
+}
+
+impl From<ExecError> for Error {
+    fn from(e: ExecError) -> Self {
+        Error::Exec(e)
+    }
+}
+
+/// A set of parsed templates sharing a function map, one of which is "the" template (its name).
+///
+/// Cheap to clone and `Send + Sync`: parse once, execute concurrently from many threads.
+#[derive(Debug, Clone)]
+pub struct Template {
+    name: String,
+    pub(crate) trees: HashMap<String, Arc<Tree>>,
+    pub(crate) funcs: Arc<FuncMap>,
+    pub(crate) max_steps: Option<u64>,
+}
+
+impl Template {
+    /// A new, empty template with the given name (Go's `template.New`).
+    pub fn new(name: impl Into<String>) -> Self {
+        Template {
+            name: name.into(),
+            trees: HashMap::new(),
+            funcs: Arc::new(FuncMap::new()),
+            max_steps: None,
+        }
+    }
+
+    /// Adds functions (Go's `Funcs`); later maps override earlier ones. Call before `parse`.
+    pub fn funcs(mut self, funcs: &FuncMap) -> Self {
+        Arc::make_mut(&mut self.funcs).extend(funcs);
+        self
+    }
+
+    /// Limits the number of range iterations an execution may perform (for untrusted
+    /// templates; Go has no such limit).
+    pub fn max_steps(mut self, n: u64) -> Self {
+        self.max_steps = Some(n);
+        self
+    }
+
+    /// The template's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether a template with that name has been defined.
+    pub fn lookup(&self, name: &str) -> bool {
+        self.trees.contains_key(name)
+    }
+
+    /// Whether a function is defined (user functions or built-ins).
+    pub fn has_function(&self, name: &str) -> bool {
+        self.funcs.contains(name) || builtins().contains(name)
+    }
+
+    /// Parses `text` as the body of this template; `define`d templates are added too
+    /// (Go's `Parse`).
+    pub fn parse(mut self, text: &str) -> Result<Self, ParseError> {
+        // Like Go, each Parse call has its own tree set (so "multiple definition" is detected
+        // within one text), then the trees are associated with the template.
+        let mut trees: HashMap<String, Tree> = HashMap::new();
+        let funcs = self.funcs.clone();
+        let has = move |n: &str| funcs.contains(n) || builtins().contains(n);
+        parse(&self.name, text, "", "", &has, &mut trees)?;
+        for (name, tree) in trees {
+            // Go's associate: don't replace an existing template with an empty one.
+            let empty = tree.root.nodes.iter().all(crate::parse::Node::is_empty_tree);
+            if empty && self.trees.contains_key(&name) {
+                continue;
+            }
+            self.trees.insert(name, Arc::new(tree));
+        }
+        Ok(self)
+    }
+
+    /// Executes the template on `data`, returning the output.
+    pub fn execute(&self, data: &Value) -> Result<String, ExecError> {
+        let mut out = String::new();
+        self.execute_to(&mut out, data)?;
+        Ok(out)
+    }
+
+    /// Executes the template, appending to `out` (which keeps any partial output on error,
+    /// like Go's writer).
+    pub fn execute_to(&self, out: &mut String, data: &Value) -> Result<(), ExecError> {
+        self.execute_template_to(out, &self.name, data)
+    }
+
+    /// Executes the named associated template (Go's `ExecuteTemplate`).
+    pub fn execute_template_to(&self, out: &mut String, name: &str, data: &Value) -> Result<(), ExecError> {
+        let Some(tree) = self.trees.get(name) else {
+            if name == self.name {
+                return Err(ExecError {
+                    name: name.to_string(),
+                    message: format!(
+                        "template: {name}: {} is an incomplete or empty template",
+                        crate::fmt::quote(name)
+                    ),
+                });
+            }
+            return Err(ExecError {
+                name: name.to_string(),
+                message: format!(
+                    "template: no template {} associated with template {}",
+                    crate::fmt::quote(name),
+                    crate::fmt::quote(&self.name)
+                ),
+            });
+        };
+        let dot = data.clone().unwrap_interface();
+        let mut st = State::new(self, tree, out, dot.clone());
+        finish(st.walk_list(&dot, &tree.root.nodes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Template>();
+        check::<Value>();
+    }
+}

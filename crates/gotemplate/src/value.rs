@@ -1,0 +1,413 @@
+//! The open value model: what a template sees as "dot", variables and function results.
+//!
+//! Go templates run on `reflect.Value`s. We cannot reflect over arbitrary Rust types, so the
+//! model is an enum of the Go kinds templates care about, plus an [`Object`] trait for host
+//! types (structs, pointers, enums with `String()`), which expose fields and methods by name.
+//!
+//! Two "nothing" values exist because Go has two and they behave differently:
+//! - [`Value::Missing`] is Go's invalid `reflect.Value` (a missing map key, an untyped nil that went
+//!   through a pipeline). It prints as `<no value>`, and field access on it yields `Missing` again.
+//! - [`Value::Nil`] is a nil `interface{}` held inside a container (a JSON `null`). Field access on
+//!   it is an error (`nil pointer evaluating interface {}.x`), and `fmt` prints it as `<nil>`.
+//!
+//! Values are cheap to clone: strings, lists, maps and objects are reference counted (`Arc`, so
+//! parsed templates and data can be shared across threads).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// The Go signed integer types; they share one kind for comparisons but differ in type names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntType {
+    /// `int`
+    Int,
+    /// `int8`
+    Int8,
+    /// `int16`
+    Int16,
+    /// `int32` (also `rune`)
+    Int32,
+    /// `int64`
+    Int64,
+}
+
+impl IntType {
+    /// The Go spelling of the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            IntType::Int => "int",
+            IntType::Int8 => "int8",
+            IntType::Int16 => "int16",
+            IntType::Int32 => "int32",
+            IntType::Int64 => "int64",
+        }
+    }
+}
+
+/// The Go unsigned integer types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UintType {
+    /// `uint`
+    Uint,
+    /// `uint8` (also `byte`)
+    Uint8,
+    /// `uint16`
+    Uint16,
+    /// `uint32`
+    Uint32,
+    /// `uint64`
+    Uint64,
+}
+
+impl UintType {
+    /// The Go spelling of the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            UintType::Uint => "uint",
+            UintType::Uint8 => "uint8",
+            UintType::Uint16 => "uint16",
+            UintType::Uint32 => "uint32",
+            UintType::Uint64 => "uint64",
+        }
+    }
+}
+
+/// The element type of a list or map, which decides its Go type name and the zero value that
+/// `index` returns for a missing map key (`<no value>` for `interface{}`, `""` for `string`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ElemType {
+    /// `interface{}`: any value.
+    Any,
+    /// `string`.
+    String,
+}
+
+impl ElemType {
+    fn name(self) -> &'static str {
+        match self {
+            ElemType::Any => "interface {}",
+            ElemType::String => "string",
+        }
+    }
+}
+
+/// A Go slice: `[]interface{}` or `[]string`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct List {
+    /// The element type.
+    pub elem: ElemType,
+    /// The elements.
+    pub items: Vec<Value>,
+}
+
+/// A Go map with string keys: `map[string]interface{}` or `map[string]string`. Keys are kept
+/// sorted, which is the order Go's `fmt`, `range` and `encoding/json` use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Map {
+    /// The element type.
+    pub elem: ElemType,
+    /// The entries, sorted by key (byte order, like Go).
+    pub entries: BTreeMap<String, Value>,
+}
+
+/// Whether a host object behaves like a Go struct value or a pointer (to a struct).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// A struct value: always true, never nil.
+    Struct,
+    /// A pointer: true unless nil; printing a nil one gives `<nil>`.
+    Pointer,
+}
+
+/// A host object: a Go struct, a pointer to one, or any named type with methods.
+///
+/// Implement the hooks your type needs; the defaults describe a struct with no fields.
+#[allow(clippy::len_without_is_empty)]
+pub trait Object: Send + Sync + fmt::Debug {
+    /// The Go type name used in error messages and `%T`, for example `*v1.Pod`.
+    fn type_name(&self) -> Cow<'_, str>;
+
+    /// Struct value or pointer.
+    fn kind(&self) -> ObjectKind {
+        ObjectKind::Pointer
+    }
+
+    /// Whether this is a typed nil pointer.
+    fn is_nil(&self) -> bool {
+        false
+    }
+
+    /// Whether the struct type has the field, even when the pointer is nil (decides between
+    /// Go's "nil pointer evaluating" and "can't evaluate field" errors).
+    fn has_field(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
+    /// The value of an exported field, or `None` if there is no such field.
+    fn field(&self, name: &str) -> Option<Value> {
+        let _ = name;
+        None
+    }
+
+    /// The number of arguments a method takes, or `None` if there is no such method.
+    fn method_arity(&self, name: &str) -> Option<usize> {
+        let _ = name;
+        None
+    }
+
+    /// Calls a method (whose arity was checked against [`Object::method_arity`]).
+    fn call_method(&self, name: &str, args: &[Value]) -> Result<Value, String> {
+        let _ = args;
+        Err(format!("no method {name}"))
+    }
+
+    /// The `String()` method (Go's `fmt.Stringer`), if the type has one.
+    fn string(&self) -> Option<String> {
+        None
+    }
+
+    /// Go's `%v` printing when there is no `String()` method (for a struct, `{a b}`).
+    fn format_v(&self, plus: bool) -> String {
+        let _ = plus;
+        if self.is_nil() {
+            "<nil>".to_string()
+        } else {
+            "{}".to_string()
+        }
+    }
+
+    /// The length, for `len`, if the type has one.
+    fn len(&self) -> Option<usize> {
+        None
+    }
+
+    /// A plain-data view of the object (what `encoding/json` would marshal), for `toJson` and
+    /// friends. `None` when the object cannot be represented.
+    fn to_data(&self) -> Option<Value> {
+        None
+    }
+}
+
+/// A template value. See the module documentation.
+#[derive(Debug, Clone, Default)]
+pub enum Value {
+    /// Go's invalid `reflect.Value`: prints `<no value>`.
+    #[default]
+    Missing,
+    /// A nil `interface{}` (for example a JSON `null` in a map).
+    Nil,
+    /// `bool`
+    Bool(bool),
+    /// A signed integer of the given type.
+    Int(i64, IntType),
+    /// An unsigned integer of the given type.
+    Uint(u64, UintType),
+    /// `float64`
+    Float(f64),
+    /// `string`
+    String(Arc<str>),
+    /// A slice.
+    List(Arc<List>),
+    /// A map with string keys.
+    Map(Arc<Map>),
+    /// A host object.
+    Object(Arc<dyn Object>),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::Missing, Value::Missing) | (Value::Nil, Value::Nil) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a, x), Value::Int(b, y)) => a == b && x == y,
+            (Value::Uint(a, x), Value::Uint(b, y)) => a == b && x == y,
+            (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::List(a), Value::List(b)) => a == b,
+            (Value::Map(a), Value::Map(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Value {
+    /// A `string` value.
+    pub fn str(s: impl Into<Arc<str>>) -> Value {
+        Value::String(s.into())
+    }
+
+    /// An `int` value.
+    pub fn int(n: i64) -> Value {
+        Value::Int(n, IntType::Int)
+    }
+
+    /// A `[]interface{}` value.
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Arc::new(List {
+            elem: ElemType::Any,
+            items,
+        }))
+    }
+
+    /// A `[]string` value.
+    pub fn string_list(items: Vec<Value>) -> Value {
+        Value::List(Arc::new(List {
+            elem: ElemType::String,
+            items,
+        }))
+    }
+
+    /// A `map[string]interface{}` value.
+    pub fn map(entries: BTreeMap<String, Value>) -> Value {
+        Value::Map(Arc::new(Map {
+            elem: ElemType::Any,
+            entries,
+        }))
+    }
+
+    /// A `map[string]string` value.
+    pub fn string_map(entries: BTreeMap<String, Value>) -> Value {
+        Value::Map(Arc::new(Map {
+            elem: ElemType::String,
+            entries,
+        }))
+    }
+
+    /// A host object.
+    pub fn object(o: impl Object + 'static) -> Value {
+        Value::Object(Arc::new(o))
+    }
+
+    /// Decodes JSON the way Go's `encoding/json` decodes into `interface{}`: numbers become
+    /// `float64`, objects `map[string]interface{}`, arrays `[]interface{}`, null a nil interface.
+    pub fn from_json(v: &serde_json::Value) -> Value {
+        match v {
+            serde_json::Value::Null => Value::Nil,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(0.0)),
+            serde_json::Value::String(s) => Value::str(s.as_str()),
+            serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
+            serde_json::Value::Object(o) => {
+                Value::map(o.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect())
+            }
+        }
+    }
+
+    /// The Go type name, as `%T` and error messages print it.
+    pub fn type_name(&self) -> Cow<'_, str> {
+        match self {
+            Value::Missing => Cow::Borrowed("<nil>"),
+            Value::Nil => Cow::Borrowed("interface {}"),
+            Value::Bool(_) => Cow::Borrowed("bool"),
+            Value::Int(_, t) => Cow::Borrowed(t.name()),
+            Value::Uint(_, t) => Cow::Borrowed(t.name()),
+            Value::Float(_) => Cow::Borrowed("float64"),
+            Value::String(_) => Cow::Borrowed("string"),
+            Value::List(l) => Cow::Owned(format!("[]{}", l.elem.name())),
+            Value::Map(m) => Cow::Owned(format!("map[string]{}", m.elem.name())),
+            Value::Object(o) => o.type_name(),
+        }
+    }
+
+    /// Go's `reflect.Kind` name of the value (`kindOf`).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Missing => "invalid",
+            Value::Nil => "interface",
+            Value::Bool(_) => "bool",
+            Value::Int(_, t) => t.name(),
+            Value::Uint(_, t) => t.name(),
+            Value::Float(_) => "float64",
+            Value::String(_) => "string",
+            Value::List(_) => "slice",
+            Value::Map(_) => "map",
+            Value::Object(o) => match o.kind() {
+                ObjectKind::Struct => "struct",
+                ObjectKind::Pointer => "ptr",
+            },
+        }
+    }
+
+    /// Whether this is `Missing` or `Nil` or a typed nil object.
+    pub fn is_nil(&self) -> bool {
+        match self {
+            Value::Missing | Value::Nil => true,
+            Value::Object(o) => o.is_nil(),
+            _ => false,
+        }
+    }
+
+    /// Go's template truth: false, 0, nil, and empty strings, lists and maps are false.
+    pub fn truth(&self) -> bool {
+        match self {
+            Value::Missing | Value::Nil => false,
+            Value::Bool(b) => *b,
+            Value::Int(n, _) => *n != 0,
+            Value::Uint(n, _) => *n != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::String(s) => !s.is_empty(),
+            Value::List(l) => !l.items.is_empty(),
+            Value::Map(m) => !m.entries.is_empty(),
+            Value::Object(o) => match o.kind() {
+                ObjectKind::Struct => true,
+                ObjectKind::Pointer => !o.is_nil(),
+            },
+        }
+    }
+
+    /// The string inside a `string` value.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Interface-unwrapping as Go's pipeline does: a nil interface becomes `Missing`.
+    pub(crate) fn unwrap_interface(self) -> Value {
+        match self {
+            Value::Nil => Value::Missing,
+            v => v,
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::str(s)
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::str(s)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(f: f64) -> Self {
+        Value::Float(f)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n, IntType::Int64)
+    }
+}
+
+impl From<&serde_json::Value> for Value {
+    fn from(v: &serde_json::Value) -> Self {
+        Value::from_json(v)
+    }
+}
