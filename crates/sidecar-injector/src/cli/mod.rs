@@ -6,6 +6,7 @@
 mod explain;
 mod explain_table;
 mod input;
+mod template;
 
 use std::process::ExitCode;
 
@@ -25,16 +26,19 @@ pub struct Cli {
 pub enum Command {
     /// Explain why a pod is, or is not, injected with a sidecar.
     Explain(explain::ExplainArgs),
+    /// Work with Go text/template files (render one with Go's built-ins and sprig).
+    Template(template::TemplateArgs),
 }
 
 /// Parses the process arguments, runs the chosen subcommand and returns the process exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Explain(args) => explain::run(args),
+    let result = match cli.command {
+        Command::Explain(args) => explain::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Template(args) => template::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
