@@ -22,6 +22,7 @@ pub mod cluster;
 pub mod gojson;
 pub mod images;
 pub mod mesh;
+pub mod normalize;
 pub mod owner;
 pub mod patch;
 pub mod pod;

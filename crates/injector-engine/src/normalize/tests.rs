@@ -1,0 +1,135 @@
+//! The Go struct round trip, against Go's own output (`tools/k8s-schema normalize`) and against
+//! Istio's goldens, which are Go round-trip output themselves.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn oracle_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/normalize")
+}
+
+#[test]
+fn matches_go_on_every_oracle_case() {
+    let cases: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(oracle_dir().join("cases.json")).expect("cases"))
+            .expect("json");
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(oracle_dir().join("expected.json")).expect("expected"))
+            .expect("json");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case["name"].as_str().unwrap_or_default();
+        let root = case["root"].as_str().unwrap_or_default();
+        let want = &expected[name];
+        let got = normalize(root, &case["json"]);
+        let ok = match (&got, want["error"].as_str()) {
+            (Ok(value), None) => *value == want["json"] && to_go_json(value) == to_go_json(&want["json"]),
+            (Err(error), Some(message)) => error.to_string() == message,
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!("{name}: got {got:?}, want {want}"));
+        }
+    }
+    println!(
+        "{} passed, {} failed",
+        cases.len() - failures.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn field_order_is_go_struct_order() {
+    let container =
+        normalize("#Container", &json!({"image": "i", "resources": {}, "name": "n"})).expect("valid");
+    assert_eq!(
+        to_go_json(&container),
+        r#"{"name":"n","image":"i","resources":{}}"#
+    );
+}
+
+#[test]
+fn roots_are_found_by_api_version_and_kind() {
+    assert_eq!(root_for("apps/v1", "Deployment"), Some("apps/v1/Deployment"));
+    assert_eq!(
+        root_for("apps.openshift.io/v1", "DeploymentConfig"),
+        Some("apps.openshift.io/v1/DeploymentConfig")
+    );
+    assert_eq!(root_for("extensions/v1beta1", "Deployment"), None);
+}
+
+#[test]
+fn hostile_nesting_is_refused_not_overflowed() {
+    let mut deep = json!("x");
+    for _ in 0..200 {
+        deep = json!({"spec": {"template": deep}});
+    }
+    assert!(
+        normalize(
+            "v1/Pod",
+            &json!({"kind": "Pod", "metadata": {"annotations": {"a": deep}}})
+        )
+        .is_err()
+    );
+}
+
+/// Istio's goldens are Go round-trip output: normalizing them changes nothing.
+#[test]
+fn goldens_are_fixed_points() {
+    let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let dir = shared.join("istio/pkg/kube/inject/testdata/inject");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!(
+            "shared corpus not found at {} (set SIDECAR_INJECTOR_SHARED): skipping",
+            dir.display()
+        );
+        return;
+    };
+    let (mut checked, mut failures) = (0, Vec::new());
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    for path in files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        if !name.ends_with(".injected") || name.contains("openshift") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("readable golden");
+        let Ok(documents) = injector_core::yaml::parse_documents(&text) else {
+            failures.push(format!("{name}: not YAML"));
+            continue;
+        };
+        for (index, document) in documents {
+            let api_version = document["apiVersion"].as_str().unwrap_or_default();
+            let kind = document["kind"].as_str().unwrap_or_default();
+            let Some(root) = root_for(api_version, kind) else {
+                continue;
+            };
+            checked += 1;
+            match normalize(root, &document) {
+                Ok(normalized) if normalized == document => {}
+                Ok(normalized) => {
+                    failures.push(format!("{name} #{index}: changed:\n{normalized}\nvs\n{document}"))
+                }
+                Err(error) => failures.push(format!("{name} #{index}: {error}")),
+            }
+        }
+    }
+    println!("{} passed, {} failed", checked - failures.len(), failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn schema_loads() {
+    let parsed: Result<Schema, _> = serde_json::from_str(SCHEMA_JSON);
+    assert!(parsed.is_ok(), "{:?}", parsed.err());
+}
