@@ -298,6 +298,10 @@ def list_cases():
     case(f, "mixed-types-errors", pod(containers=[app(ports=[{"containerPort": 1}])]), {"spec": {"containers": [{"name": "app", "ports": ["x"]}]}})
     case(f, "null-first-item-panics", pod(), {"spec": {"containers": [None]}})
     case(f, "null-later-item-errors", pod(), {"spec": {"containers": [{"name": "x"}, None]}})
+    case(f, "null-first-item-empty-original-panics", pod(containers=[]), {"spec": {"containers": [None, {"name": "x"}]}})
+    case(f, "null-first-item-original-panics", pod(containers=[None]), {"spec": {"containers": [{"name": "x"}]}})
+    case(f, "delete-list-empty-name", dict(pod(), metadata={"finalizers": ["a"]}), {"metadata": {"$deleteFromPrimitiveList/": ["a"]}})
+    case(f, "seo-empty-name", pod(), {"spec": {"$setElementOrder/": []}})
     case(f, "scalars-in-keyed-list", pod(containers=["a"]), {"spec": {"containers": ["b"]}})
     case(f, "maps-in-primitive-merge-list-errors", dict(pod(), metadata={"finalizers": [{"a": 1}]}), {"metadata": {"finalizers": [{"b": 1}]}})
     case(f, "object-merge-key-panics", pod(containers=[{"name": {"a": 1}}]), {"spec": {"containers": [{"name": {"a": 1}}]}})
@@ -395,7 +399,147 @@ def retain_cases():
     case(f, "volume-patch-directive-delete-nested", o, {"spec": {"volumes": [{"name": "v", "hostPath": {"$patch": "delete"}}]}})
 
 
+def random_cases(count=220, seed=20261130):
+    """Seeded random pods and patches over a small vocabulary, so that merge keys collide often:
+    keyed lists (containers, env, ports, volumes), the primitive merge list (finalizers),
+    directives, duplicates, `$setElementOrder` lists (mostly valid, sometimes not)."""
+    import random
+    rnd = random.Random(seed)
+    f = "random"
+    cnames = ["a", "b", "c", "d", "e", "istio-proxy"]
+    enames = ["X", "Y", "Z", "W"]
+    fins = ["f1", "f2", "f3", "f4", "f5"]
+    vols = ["v1", "v2", "v3", "istio-envoy"]
+
+    def pick(pool, lo, hi, dups=0.0):
+        out = rnd.sample(pool, rnd.randint(lo, min(hi, len(pool))))
+        if out and rnd.random() < dups:
+            out.insert(rnd.randrange(len(out) + 1), rnd.choice(out))
+        return out
+
+    def env_list(dups):
+        return [{"name": n, "value": str(rnd.randint(0, 9))} for n in pick(enames, 0, 4, dups)]
+
+    def container(name, dups):
+        c = {"name": name}
+        r = rnd.random()
+        if r < 0.5:
+            c["image"] = "img-%s:%d" % (name, rnd.randint(1, 3))
+        if rnd.random() < 0.5:
+            c["env"] = env_list(dups)
+        if rnd.random() < 0.3:
+            c["ports"] = [{"containerPort": p} for p in pick([80, 443, 8080], 0, 3, dups)]
+        if rnd.random() < 0.3:
+            c["args"] = pick(["x", "y", "z"], 0, 3, dups)
+        if rnd.random() < 0.15:
+            c["image"] = None
+        return c
+
+    def volume(name):
+        src = rnd.choice([{"emptyDir": {}}, {"emptyDir": None}, {"hostPath": {"path": "/" + name}},
+                          {"configMap": {"name": name}}])
+        v = {"name": name}
+        v.update(src)
+        if rnd.random() < 0.2:
+            v["$retainKeys"] = ["name"] + [k for k in src]
+        return v
+
+    def original():
+        spec = {"containers": [container(n, 0.1) for n in pick(cnames, 0, 6, 0.15)]}
+        if rnd.random() < 0.5:
+            spec["initContainers"] = [container(n, 0.05) for n in pick(cnames, 0, 3)]
+        if rnd.random() < 0.5:
+            spec["volumes"] = [volume(n) for n in pick(vols, 0, 4, 0.1)]
+            for v in spec["volumes"]:
+                v.pop("$retainKeys", None)
+        meta = {"name": "p"}
+        if rnd.random() < 0.5:
+            meta["finalizers"] = pick(fins, 0, 5, 0.3)
+        if rnd.random() < 0.5:
+            meta["labels"] = {k: "o" for k in pick(["l1", "l2", "l3"], 0, 3)}
+        return {"metadata": meta, "spec": spec}
+
+    def keyed_patch(pool, make, orig_items, dups):
+        items = [make(n) for n in pick(pool, 0, len(pool), dups)]
+        for it in items:
+            r = rnd.random()
+            if r < 0.12:
+                for k in list(it):
+                    if k != "name":
+                        del it[k]
+                it["$patch"] = "delete"
+        if rnd.random() < 0.05:
+            items.insert(rnd.randrange(len(items) + 1), {"$patch": "replace"})
+        return items
+
+    def seo_for(items, orig_items, key="name"):
+        """A $setElementOrder list: the non-deleted patch keys in order, with original keys mixed in."""
+        keys = [it[key] for it in items if it.get("$patch") is None and key in it]
+        extra = [it[key] for it in orig_items if key in it and it[key] not in keys]
+        rnd.shuffle(extra)
+        order = list(keys)
+        for e in extra:
+            if rnd.random() < 0.6:
+                order.insert(rnd.randrange(len(order) + 1), e)
+        if rnd.random() < 0.1:
+            rnd.shuffle(order)  # usually invalid
+        return [{key: k} for k in order]
+
+    for i in range(count):
+        o = original()
+        p = {}
+        spec = {}
+        meta = {}
+        if rnd.random() < 0.8:
+            spec["containers"] = keyed_patch(cnames, lambda n: container(n, 0.1), o["spec"]["containers"], 0.1)
+            if rnd.random() < 0.25:
+                spec["$setElementOrder/containers"] = seo_for(spec["containers"], o["spec"]["containers"])
+        elif rnd.random() < 0.5:
+            spec["$setElementOrder/containers"] = seo_for([], o["spec"]["containers"])
+        if rnd.random() < 0.3:
+            spec["initContainers"] = keyed_patch(cnames, lambda n: container(n, 0.0), o["spec"].get("initContainers", []), 0.0)
+        if rnd.random() < 0.4:
+            spec["volumes"] = keyed_patch(vols, volume, o["spec"].get("volumes", []), 0.05)
+        if rnd.random() < 0.4:
+            fl = pick(fins, 0, 3, 0.2)
+            r = rnd.random()
+            if r < 0.5:
+                meta["finalizers"] = fl
+            elif r < 0.75:
+                # Never name in both the list and its delete list: Go's outcome would depend on
+                # its random map iteration order.
+                meta["$deleteFromPrimitiveList/finalizers"] = fl
+            else:
+                meta["finalizers"] = fl
+                base = [x for x in o["metadata"].get("finalizers", []) if x not in fl]
+                order = list(dict.fromkeys(fl))
+                for e in dict.fromkeys(base):
+                    if rnd.random() < 0.6:
+                        order.insert(rnd.randrange(len(order) + 1), e)
+                meta["$setElementOrder/finalizers"] = order
+        if rnd.random() < 0.3:
+            labels = {k: rnd.choice(["p", None]) for k in pick(["l1", "l2", "l4"], 0, 3)}
+            if rnd.random() < 0.2:
+                labels["$patch"] = "replace"
+            meta["labels"] = labels
+        if spec:
+            p["spec"] = spec
+        if meta:
+            p["metadata"] = meta
+        case(f, "r%03d" % i, o, p)
+
+    # Large lists: Go's stable sort switches from insertion sort to symMerge above 20 items,
+    # which matters when its comparator is inconsistent (empty $setElementOrder).
+    for n in (21, 25, 41, 64):
+        names = ["n%02d" % k for k in range(n)]
+        case(f, "large-new-list-empty-order-%d" % n, pod(), {"spec": {"initContainers": [{"name": x} for x in names], "$setElementOrder/initContainers": []}})
+        orig = pod(containers=[{"name": x} for x in names[::3]])
+        case(f, "large-merge-empty-order-%d" % n, orig, {"spec": {"containers": [{"name": x} for x in names[::2]], "$setElementOrder/containers": []}})
+        case(f, "large-merge-%d" % n, orig, {"spec": {"containers": [{"name": x} for x in reversed(names[::2])]}})
+
+
 def main():
+    random_cases()
     istio_cases()
     map_cases()
     list_cases()

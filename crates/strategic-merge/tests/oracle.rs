@@ -43,7 +43,7 @@ fn oracle() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    let (mut passed, mut failed) = (0usize, Vec::new());
+    let (mut passed, mut skipped, mut failed) = (0usize, 0usize, Vec::new());
     for file in files {
         let file_name = file.file_name().expect("file name");
         let expected = read(&root.join("expected").join(file_name));
@@ -59,6 +59,11 @@ fn oracle() {
             let want = expected
                 .get(case["name"].as_str().unwrap_or_default())
                 .unwrap_or_else(|| panic!("{name}: no expectation; run tools/smp-oracle/regen.sh"));
+            if want["nondeterministic"] == Value::Bool(true) {
+                // Go's result depends on its random map iteration order here.
+                skipped += 1;
+                continue;
+            }
             let got = strategic_merge(&case["original"], &case["patch"], Schema::pod());
             let verdict = match (got, want["error"].as_str()) {
                 (Ok(v), None) if same(&v, &want["result"]) => Ok(()),
@@ -82,6 +87,9 @@ fn oracle() {
     }
     for f in &failed {
         eprintln!("FAIL {f}");
+    }
+    if skipped > 0 {
+        println!("{skipped} skipped (nondeterministic in Go)");
     }
     println!("{passed} passed, {} failed", failed.len());
     assert!(failed.is_empty(), "{passed} passed, {} failed", failed.len());
