@@ -222,6 +222,12 @@ def map_cases():
     case(f, "null-original-value-replaced", dict(pod(), status=None), {"status": {"phase": "Running"}})
     case(f, "status-merge", dict(pod(), status={"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}]}),
          {"status": {"conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]}})
+    case(f, "appended-item-keeps-nested-directives", pod(), {"spec": {"containers": [{"name": "n", "securityContext": {"$patch": "delete"}, "$setElementOrder/env": [{"name": "A"}], "env": [{"name": "A", "value": None}]}]}})
+    case(f, "new-value-keeps-seo-and-delete-lists", pod(), {"spec": {"initContainers": [{"name": "n", "$setElementOrder/env": [{"name": "A"}]}]}, "metadata": {"labels": {"$deleteFromPrimitiveList/x": ["a"]}}})
+    case(f, "new-value-null-directive-kept", pod(), {"spec": {"securityContext": {"$patch": None, "runAsUser": 1}}})
+    case(f, "null-directive-on-merge-errors", pod(labels={"a": "b"}), {"metadata": {"labels": {"$patch": None}}})
+    case(f, "numeric-directive-errors", pod(labels={"a": "b"}), {"metadata": {"labels": {"$patch": 1.5}}})
+    case(f, "float-merge-key-in-error", pod(containers=[app(ports=[{"containerPort": 1.5}])]), {"spec": {"containers": [{"name": "app", "ports": [{"hostPort": 1e6}]}]}})
     case(f, "spec-replace-strategy-free", pod(), {"spec": {"$patch": "replace", "containers": [{"name": "z"}]}})
 
 
@@ -362,6 +368,10 @@ def order_cases():
     case(f, "seo-neither", pod(), {"spec": {"$setElementOrder/initContainers": names("b")}})
     case(f, "seo-with-delete", o, {"spec": {"$setElementOrder/containers": names("x", "d", "a"), "containers": [{"name": "b", "$patch": "delete"}, {"name": "x"}]}})
     case(f, "seo-with-delete-2", o, {"spec": {"$setElementOrder/containers": names("d", "x", "y"), "containers": [{"name": "a", "$patch": "delete"}, {"name": "x"}, {"name": "y"}]}})
+    case(f, "seo-delete-append-aliasing", o, {"spec": {"$setElementOrder/containers": names("x", "b"), "containers": [{"name": "a", "$patch": "delete"}, {"name": "x"}]}})
+    case(f, "seo-delete-append-aliasing-2", pod(containers=names("a", "b", "c", "d", "e")), {"spec": {"$setElementOrder/containers": names("y", "x", "c"), "containers": [{"name": "b", "$patch": "delete"}, {"name": "y"}, {"name": "x"}]}})
+    case(f, "seo-delete-append-no-room", pod(containers=names("a", "b", "c", "d", "e", "f", "g", "h")), {"spec": {"$setElementOrder/containers": names("x", "b"), "containers": [{"name": "a", "$patch": "delete"}, {"name": "x"}]}})
+    case(f, "seo-finalizers-dups-aliasing", dict(pod(), metadata={"name": "p", "finalizers": ["a", "a", "b"]}), {"metadata": {"$setElementOrder/finalizers": ["c", "b"], "finalizers": ["c"]}})
     case(f, "seo-with-replace", o, {"spec": {"$setElementOrder/containers": names("y", "x"), "containers": [{"$patch": "replace"}, {"name": "x"}, {"name": "y"}]}})
     case(f, "seo-not-a-list-errors", o, {"spec": {"$setElementOrder/containers": "a"}})
     case(f, "seo-bad-prefix-errors", o, {"spec": {"$setElementOrderX/containers": names("a")}})

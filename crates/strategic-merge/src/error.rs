@@ -62,7 +62,7 @@ pub enum MergeError {
     #[error("invalid patch format of setElementOrder list")]
     BadSetElementOrder,
     /// The patch list disagrees with its `$setElementOrder` list.
-    #[error("The order in patch list:\n{patch}\n doesn't match $setElementOrder list:\n{order}")]
+    #[error("The order in patch list:\n{patch}\n doesn't match $setElementOrder list:\n{order}\n")]
     OrderMismatch {
         /// The patch list, Go `%v` formatted.
         patch: String,

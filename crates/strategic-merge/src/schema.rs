@@ -56,10 +56,16 @@ pub(crate) struct FieldDef {
 ///
 /// Obtain one with [`Schema::pod`] (what Istio uses), [`Schema::pod_spec`],
 /// [`Schema::pod_template_spec`] or [`Schema::container`], or descend with [`Schema::field`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Schema {
     types: &'static [TypeDef],
     ty: u16,
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Schema({})", self.type_name())
+    }
 }
 
 /// Patch metadata of one field: its strategies and merge key (both possibly empty).
