@@ -205,6 +205,9 @@ def map_cases():
     case(f, "unknown-field-scalar", dict(pod(), extra=1), {"extra": 2})
     case(f, "unknown-nested-field-errors", pod(containers=[app(foo={"a": 1})]), {"spec": {"containers": [{"name": "app", "foo": {"b": 1}}]}})
     case(f, "case-insensitive-field", pod(), {"Spec": {"hostname": "h"}})
+    case(f, "unicode-fold-field-merge", dict(pod(), **{"\u017fpec": {"hostname": "a"}}), {"\u017fpec": {"subdomain": "s"}})
+    case(f, "unicode-fold-field-kelvin-errors", dict(pod(), **{"\u212aind": {"a": 1}, "kinds": {"a": 1}}), {"kinds": {"b": 2}})
+    case(f, "unicode-fold-kelvin-on-struct", dict(pod(), **{"\u212aind": {"a": 1}}), {"\u212aind": {"b": 2}})
     case(f, "case-insensitive-field-merge", dict(pod(), Spec={"hostname": "a"}), {"Spec": {"subdomain": "s"}})
     case(f, "map-inside-string-map-errors", pod(labels={"a": {"x": 1}}), {"metadata": {"labels": {"a": {"y": 2}}}})
     case(f, "resources-merge", pod(containers=[app(resources={"limits": {"cpu": "1"}, "requests": {"cpu": "100m"}})]),

@@ -62,6 +62,25 @@ pub struct Schema {
     ty: u16,
 }
 
+/// Go's `foldFunc(name)(name, key)` for an ASCII field name: ASCII case-insensitive, and the
+/// key may spell `s`/`k` as U+017F (long s) / U+212A (Kelvin sign), which Unicode folds to them.
+fn json_fold_eq(name: &str, key: &str) -> bool {
+    let mut key = key.chars();
+    for n in name.bytes() {
+        let Some(k) = key.next() else { return false };
+        let ok = match k {
+            '\u{17F}' => n.eq_ignore_ascii_case(&b's'),
+            '\u{212A}' => n.eq_ignore_ascii_case(&b'k'),
+            k if k.is_ascii() => n.eq_ignore_ascii_case(&(k as u8)),
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    key.next().is_none()
+}
+
 impl std::fmt::Debug for Schema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Schema({})", self.type_name())
@@ -143,14 +162,14 @@ impl Schema {
         self.def().map_or("invalid", |d| d.go_kind)
     }
 
-    /// Finds a struct field the way `encoding/json` does: exact name first, then the first
-    /// ASCII case-insensitive match.
+    /// Finds a struct field the way Go's forked `encoding/json` does: exact name first, then the
+    /// first case-insensitive match ([`json_fold_eq`]).
     fn find_field(&self, key: &str) -> Option<&'static FieldDef> {
         let fields = self.def()?.fields;
         fields
             .iter()
             .find(|f| f.json == key)
-            .or_else(|| fields.iter().find(|f| f.json.eq_ignore_ascii_case(key)))
+            .or_else(|| fields.iter().find(|f| json_fold_eq(f.json, key)))
     }
 
     /// Go's `LookupPatchMetadataForStruct`: the schema and patch metadata of field `key`, used
@@ -243,6 +262,9 @@ mod tests {
         ));
         // Case-insensitive fallback, like encoding/json.
         assert!(pod.lookup_struct("Spec").is_ok());
+        assert!(pod.lookup_struct("\u{17F}PEC").is_ok());
+        assert!(pod.lookup_struct("\u{212A}ind").is_ok());
+        assert!(pod.lookup_struct("spe").is_err());
         assert!(matches!(
             spec.lookup_slice("nodeSelector"),
             Err(MergeError::NotASlice(_))
