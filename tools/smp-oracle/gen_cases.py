@@ -162,6 +162,17 @@ def istio_cases():
     for on, o in originals.items():
         for pn, p in patches.items():
             case(f, "%s/%s" % (pn, on), o, p)
+    # Istio's templatePod starts as an empty corev1.Pod, JSON-marshalled by Go.
+    empty = {"metadata": {}, "spec": {"containers": None}, "status": {}}
+    for pn, p in patches.items():
+        case(f, "%s/template-pod" % pn, empty, p)
+    case(f, "sidecar/template-pod-twice", empty, sidecar_template())
+    # Go marshals Container.resources ({}) even when empty: merging into it vs copying differs
+    # for directives inside the patch value.
+    case(f, "resources-empty-struct-replace", pod(containers=[{"name": "app", "resources": {}}]),
+         {"spec": {"containers": [{"name": "app", "resources": {"$patch": "replace", "limits": {"cpu": "1", "memory": None}}}]}})
+    case(f, "resources-absent-replace", pod(containers=[{"name": "app"}]),
+         {"spec": {"containers": [{"name": "app", "resources": {"$patch": "replace", "limits": {"cpu": "1", "memory": None}}}]}})
     # Re-applying the user's istio-proxy over the merged pod (reapplyOverwrittenContainers).
     merged_like = pod(containers=[istio_proxy(), app()], init=[istio_init()])
     case(f, "reapply-user-proxy", merged_like, {"spec": {"containers": [dict(user_proxy, image="")]}})
@@ -201,6 +212,7 @@ def map_cases():
     case(f, "type-change-int-to-float", pod(terminationGracePeriodSeconds=30), {"spec": {"terminationGracePeriodSeconds": 30.5}})
     case(f, "type-change-with-nested-nulls", pod(nodeSelector="x"), {"spec": {"nodeSelector": {"a": "b", "c": None}}})
     case(f, "unknown-field-both-maps-errors", dict(pod(), extra={"a": 1}), {"extra": {"b": 2}})
+    case(f, "unknown-field-quoting-errors", dict(pod(), **{"a\"\u0001\u00e9\u200b\t": {"a": 1}}), {"a\"\u0001\u00e9\u200b\t": {"b": 2}})
     case(f, "unknown-field-new-is-copied", pod(), {"extra": {"b": 2, "c": None}})
     case(f, "unknown-field-scalar", dict(pod(), extra=1), {"extra": 2})
     case(f, "unknown-nested-field-errors", pod(containers=[app(foo={"a": 1})]), {"spec": {"containers": [{"name": "app", "foo": {"b": 1}}]}})

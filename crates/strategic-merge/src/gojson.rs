@@ -204,9 +204,43 @@ pub(crate) fn go_fmt_s(v: &Value) -> String {
     }
 }
 
-/// Go's `%q` of a string (close enough for field names: JSON-style escaping).
+/// Go's `%q` of a string (`strconv.Quote`). Printability follows Go's `unicode.IsPrint` for ASCII
+/// exactly; beyond ASCII it approximates it (controls, non-ASCII spaces and the common format
+/// characters are escaped; unassigned code points are not known here).
 pub(crate) fn go_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if go_is_print(c) => out.push(c),
+            c if u32::from(c) < 0x80 => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c if u32::from(c) < 0x10000 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push_str(&format!("\\U{:08x}", u32::from(c))),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn go_is_print(c: char) -> bool {
+    if c.is_ascii() {
+        return (' '..='~').contains(&c);
+    }
+    let format_char = matches!(
+        u32::from(c),
+        0xAD | 0x61C | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0xFEFF
+            | 0xFFF9..=0xFFFB
+    );
+    !c.is_control() && !c.is_whitespace() && !format_char
 }
 
 #[cfg(test)]
@@ -231,5 +265,6 @@ mod tests {
         assert_eq!(go_fmt(&json!(1e6)), "1e+06");
         assert_eq!(go_fmt(&json!(100.0)), "100");
         assert_eq!(go_fmt_s(&json!(3)), "%!s(int64=3)");
+        assert_eq!(go_quote("a\"\u{1}é\u{200b}\n"), "\"a\\\"\\x01é\\u200b\\n\"");
     }
 }
