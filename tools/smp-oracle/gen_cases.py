@@ -564,16 +564,22 @@ def random_cases(count=220, seed=20261130):
 
 
 def main():
-    random_cases()
-    istio_cases()
-    map_cases()
-    list_cases()
-    order_cases()
-    retain_cases()
-    os.makedirs(OUT, exist_ok=True)
+    # Ad-hoc fuzzing: `gen_cases.py --random-only SEED COUNT DIR` writes only random cases.
+    out = OUT
+    if len(sys.argv) == 5 and sys.argv[1] == "--random-only":
+        random_cases(count=int(sys.argv[3]), seed=int(sys.argv[2]))
+        out = sys.argv[4]
+    else:
+        random_cases()
+        istio_cases()
+        map_cases()
+        list_cases()
+        order_cases()
+        retain_cases()
+    os.makedirs(out, exist_ok=True)
     total = 0
     for name, cases in sorted(FILES.items()):
-        with open(os.path.join(OUT, name + ".json"), "w") as fh:
+        with open(os.path.join(out, name + ".json"), "w") as fh:
             json.dump(cases, fh, indent=1)
             fh.write("\n")
         total += len(cases)
