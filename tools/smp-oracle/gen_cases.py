@@ -563,6 +563,66 @@ def random_cases(count=220, seed=20261130):
         case(f, "large-merge-%d" % n, orig, {"spec": {"containers": [{"name": x} for x in reversed(names[::2])]}})
 
 
+def random_nested_cases(count=120, seed=7):
+    """Seeded random patches with directives nested inside list items: `$patch` on sub-maps,
+    `$retainKeys` on items and maps, `$setElementOrder/env`, delete lists on atomic lists."""
+    import random
+    rnd = random.Random(seed)
+    f = "random-nested"
+    enames = ["A", "B", "C"]
+
+    def maybe(p):
+        return rnd.random() < p
+
+    def env():
+        return [{"name": n, "value": rnd.choice(["1", "2", None])} for n in rnd.sample(enames, rnd.randint(0, 3))]
+
+    def sub_map(keys):
+        m = {k: rnd.choice([1, "x", None, {"n": rnd.choice([1, None])}]) for k in rnd.sample(keys, rnd.randint(0, len(keys)))}
+        r = rnd.random()
+        if r < 0.15:
+            m["$patch"] = "replace"
+        elif r < 0.25:
+            m["$patch"] = "delete"
+        elif r < 0.35:
+            m["$retainKeys"] = rnd.sample(keys, rnd.randint(0, len(keys)))
+        return m
+
+    def container(name, patchy):
+        c = {"name": name}
+        if maybe(0.6):
+            c["env"] = env()
+        if maybe(0.5):
+            c["securityContext"] = sub_map(["runAsUser", "runAsGroup", "privileged"]) if patchy else {"runAsUser": 1, "privileged": False}
+        if maybe(0.5):
+            c["resources"] = {"limits": sub_map(["cpu", "memory"]) if patchy else {"cpu": "1"}}
+        if maybe(0.4):
+            c["args"] = rnd.sample(["x", "y", "z"], rnd.randint(0, 3))
+        if patchy:
+            if maybe(0.15):
+                c["$retainKeys"] = ["name"] + rnd.sample(["env", "securityContext", "resources", "args", "image"], rnd.randint(0, 4))
+            if maybe(0.2) and c.get("env"):
+                order = [e["name"] for e in c["env"]]
+                for extra in enames:
+                    if extra not in order and maybe(0.5):
+                        order.insert(rnd.randrange(len(order) + 1), extra)
+                c["$setElementOrder/env"] = [{"name": n} for n in order]
+            if maybe(0.1):
+                c["$deleteFromPrimitiveList/args"] = rnd.sample(["x", "y"], rnd.randint(0, 2))
+            if maybe(0.1):
+                c["env"] = (c.get("env") or []) + [{"name": rnd.choice(enames), "$patch": "delete"}]
+        return c
+
+    for i in range(count):
+        names = rnd.sample(["a", "b", "c", "istio-proxy"], rnd.randint(0, 4))
+        o = pod(containers=[container(n, False) for n in names], labels={"l1": "a", "l2": "b"})
+        pnames = rnd.sample(["a", "b", "c", "istio-proxy"], rnd.randint(1, 3))
+        p = {"spec": {"containers": [container(n, True) for n in pnames]}}
+        if maybe(0.3):
+            p["metadata"] = {"labels": sub_map(["l1", "l2", "l3"])}
+        case(f, "n%03d" % i, o, p)
+
+
 def main():
     # Ad-hoc fuzzing: `gen_cases.py --random-only SEED COUNT DIR` writes only random cases.
     out = OUT
@@ -571,6 +631,7 @@ def main():
         out = sys.argv[4]
     else:
         random_cases()
+        random_nested_cases()
         istio_cases()
         map_cases()
         list_cases()
