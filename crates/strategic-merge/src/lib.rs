@@ -45,6 +45,29 @@
 //! which of several errors is reported. Numbers are kept as given (Go would print `1.0` as `1`).
 //! **List order is exact.**
 //!
+//! # Use from the injector
+//!
+//! Istio's `applyOverlayYAML` is: marshal the current `corev1.Pod` to JSON, parse the rendered
+//! template (YAML 1.1), `StrategicMergePatch(podJSON, templateJSON, corev1.Pod{})`, unmarshal into
+//! `corev1.Pod`. The Rust equivalent of the middle step is
+//! `strategic_merge(&pod_json, &template_json, Schema::pod())`. The caller owns the two ends:
+//! `pod_json` must look like Go's marshalling (e.g. an empty pod is
+//! `{"metadata":{},"spec":{"containers":null},"status":{}}` and containers always carry
+//! `"resources":{}`, which matters for `$patch` directives inside patch values), and the result
+//! must go through the typed round trip (drops unknown fields, `null`s and directive leftovers,
+//! canonicalizes quantities, orders struct fields).
+//!
+//! # Known limits
+//!
+//! * Where Go's outcome depends on its random map iteration (a list and its own
+//!   `$deleteFromPrimitiveList` in one patch map, or two independent errors in one map), we
+//!   follow patch key order; the oracle detects such cases and skips them.
+//! * Go re-formats numbers (`1.0` → `1`); we keep them as given (the values are equal).
+//! * Go's slice-aliasing effects on list order are reproduced for lists of up to 512 items.
+//! * Quoting of non-ASCII field names in error texts approximates Go's `unicode.IsPrint`.
+//! * Only the Pod family of types is generated (`Pod`, `PodSpec`, `PodTemplateSpec`,
+//!   `Container`); another kind needs another root in `tools/smp-oracle/schema.go`.
+//!
 //! # Pod patch metadata (generated from the Go types)
 //!
 //! | field | patchStrategy | patchMergeKey |
