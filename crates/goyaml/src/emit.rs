@@ -22,7 +22,14 @@ struct Context {
 /// Emit one document holding `value`.
 pub(crate) fn document(value: &Value) -> Vec<u8> {
     let mut w = Writer::new();
-    node(&mut w, value, Context { mapping: false, simple_key: false });
+    node(
+        &mut w,
+        value,
+        Context {
+            mapping: false,
+            simple_key: false,
+        },
+    );
     // Document end: finish the last line.
     w.write_indent();
     w.out
@@ -45,7 +52,10 @@ fn node(w: &mut Writer, value: &Value, ctx: Context) {
         Value::Bool(true) => scalar(w, b"true", Style::Plain, ctx),
         Value::Bool(false) => scalar(w, b"false", Style::Plain, ctx),
         Value::Number(n) => scalar(w, crate::number::format(n).as_bytes(), Style::Plain, ctx),
-        Value::String(s) => scalar(w, s.as_bytes(), string_style(s), ctx),
+        Value::String(s) => {
+            let s = crate::jsontext::read_back(s);
+            scalar(w, s.as_bytes(), string_style(&s), ctx);
+        }
         Value::Array(items) if items.is_empty() => empty_flow(w, b"[", b"]"),
         Value::Object(map) if map.is_empty() => empty_flow(w, b"{", b"}"),
         Value::Array(items) => sequence(w, items, ctx),
@@ -81,20 +91,38 @@ fn sequence(w: &mut Writer, items: &[Value], ctx: Context) {
     for item in items {
         w.write_indent();
         w.write_indicator(b"-", true, false, true);
-        node(w, item, Context { mapping: false, simple_key: false });
+        node(
+            w,
+            item,
+            Context {
+                mapping: false,
+                simple_key: false,
+            },
+        );
     }
     w.pop_indent();
 }
 
 fn mapping(w: &mut Writer, entries: Vec<(&String, &Value)>) {
     w.increase_indent(false, false);
-    let in_map = Context { mapping: true, simple_key: false };
+    let in_map = Context {
+        mapping: true,
+        simple_key: false,
+    };
     for (key, value) in entries {
         w.write_indent();
-        let simple = !analyze(key.as_bytes()).multiline && key.len() <= MAX_SIMPLE_KEY;
+        let read = crate::jsontext::read_back(key);
+        let simple = !analyze(read.as_bytes()).multiline && read.len() <= MAX_SIMPLE_KEY;
         let key_node = Value::String(key.clone());
         if simple {
-            node(w, &key_node, Context { mapping: true, simple_key: true });
+            node(
+                w,
+                &key_node,
+                Context {
+                    mapping: true,
+                    simple_key: true,
+                },
+            );
             w.write_indicator(b":", false, false, false);
         } else {
             w.write_indicator(b"?", true, false, true);

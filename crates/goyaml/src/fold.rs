@@ -168,7 +168,11 @@ impl Writer {
         self.put(letter);
         for k in (0..digits).rev() {
             let digit = ((v >> (4 * k)) & 0x0F) as u8;
-            self.put(if digit < 10 { b'0' + digit } else { b'A' + digit - 10 });
+            self.put(if digit < 10 {
+                b'0' + digit
+            } else {
+                b'A' + digit - 10
+            });
         }
     }
 

@@ -48,6 +48,7 @@
 mod chars;
 mod emit;
 mod fold;
+mod jsontext;
 mod number;
 mod resolve;
 mod scalar;
@@ -79,6 +80,9 @@ mod tests {
     #[test]
     fn basics() {
         let v = json!({"b": [1, "2", {"x": null}], "a": {"": true, "k": []}, "c": "x\ny\n"});
-        assert_eq!(to_string(&v), "a:\n  \"\": true\n  k: []\nb:\n- 1\n- \"2\"\n- x: null\nc: |\n  x\n  y\n");
+        assert_eq!(
+            to_string(&v),
+            "a:\n  \"\": true\n  k: []\nb:\n- 1\n- \"2\"\n- x: null\nc: |\n  x\n  y\n"
+        );
     }
 }

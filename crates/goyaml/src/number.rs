@@ -57,7 +57,11 @@ fn format_float64(f: f64) -> String {
         let (digits, dp) = shortest(f);
         if dp >= digits.len() as i32 {
             let zeros = usize::try_from(dp).unwrap_or(0).saturating_sub(digits.len());
-            let text = format!("{}{digits}{}", if f.is_sign_negative() { "-" } else { "" }, "0".repeat(zeros));
+            let text = format!(
+                "{}{digits}{}",
+                if f.is_sign_negative() { "-" } else { "" },
+                "0".repeat(zeros)
+            );
             if let Ok(i) = text.parse::<i64>() {
                 return i.to_string();
             }
@@ -76,7 +80,11 @@ pub(crate) fn format_g(f: f64) -> String {
     let exp = dp - 1;
     if !(-4..6).contains(&exp) {
         let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let frac = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
         let esign = if exp < 0 { '-' } else { '+' };
         let e = exp.unsigned_abs();
         return format!("{sign}{first}{frac}e{esign}{e:02}");
@@ -116,7 +124,7 @@ mod tests {
         assert_eq!(format_float64(1.0), "1");
         assert_eq!(format_float64(-0.0), "0");
         assert_eq!(format_float64(1e6), "1000000");
-        assert_eq!(format_float64(9.223372036854775808e18), "9223372036854776000");
+        assert_eq!(format_float64(9.223_372_036_854_776e18), "9223372036854776000");
         assert_eq!(format_float64(2e19), "2e+19");
         assert_eq!(format_float64(1e21), "1e+21");
         assert_eq!(format_float64(1.5), "1.5");

@@ -5,9 +5,9 @@
 /// Words of the YAML 1.1 bool, null, float and merge tables that go-yaml v2
 /// looks up by exact spelling.
 const WORDS: &[&str] = &[
-    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No", "NO", "false",
-    "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null", "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf",
-    ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
+    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No", "NO",
+    "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null", "NULL", ".nan", ".NaN", ".NAN",
+    ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
 ];
 
 /// Whether go-yaml's `resolve("", s)` gives a tag other than `!!str`, or
@@ -95,8 +95,16 @@ fn parses_as_go_float(s: &str) -> bool {
         return false;
     }
     // Go reports overflow to infinity as an error; underflow is fine.
-    let normalized = if s.starts_with('.') { format!("0{s}") } else { s.to_string() };
-    match normalized.replace("+.", "+0.").replace("-.", "-0.").parse::<f64>() {
+    let normalized = if s.starts_with('.') {
+        format!("0{s}")
+    } else {
+        s.to_string()
+    };
+    match normalized
+        .replace("+.", "+0.")
+        .replace("-.", "-0.")
+        .parse::<f64>()
+    {
         Ok(f) => f.is_finite(),
         Err(_) => true,
     }
@@ -200,10 +208,15 @@ mod tests {
 
     #[test]
     fn words_and_numbers() {
-        for s in ["", "~", "null", "yes", "On", "N", "1", "-1", "0x1F", "0o17", "017", "08", "1e3", "1_000", "+1", ".5", "1."] {
+        for s in [
+            "", "~", "null", "yes", "On", "N", "1", "-1", "0x1F", "0o17", "017", "08", "1e3", "1_000", "+1",
+            ".5", "1.",
+        ] {
             assert!(needs_quotes(s), "{s:?}");
         }
-        for s in ["a", "nULL", "0x", "1e", "._5", "0xZZ", "1-2", "yess", "-", "+", "1e999", ".1e999"] {
+        for s in [
+            "a", "nULL", "0x", "1e", "._5", "0xZZ", "1-2", "yess", "-", "+", "1e999", ".1e999",
+        ] {
             assert!(!needs_quotes(s), "{s:?}");
         }
     }

@@ -60,8 +60,8 @@ pub(crate) fn analyze(value: &[u8]) -> Analysis {
         let c = value[i];
         if i == 0 {
             match c {
-                b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
-                | b'"' | b'%' | b'@' | b'`' => block_indicators = true,
+                b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\'' | b'"'
+                | b'%' | b'@' | b'`' => block_indicators = true,
                 b'?' | b':' | b'-' if followed_by_whitespace => block_indicators = true,
                 _ => {}
             }
@@ -141,7 +141,12 @@ pub(crate) fn analyze(value: &[u8]) -> Analysis {
 /// in `requested` style. Only block context is handled: the JSON data model
 /// never puts a scalar inside a flow collection (only empty collections are
 /// written in flow style).
-pub(crate) fn select_style(requested: Style, analysis: &Analysis, value_len: usize, simple_key: bool) -> Style {
+pub(crate) fn select_style(
+    requested: Style,
+    analysis: &Analysis,
+    value_len: usize,
+    simple_key: bool,
+) -> Style {
     let mut style = requested;
     if simple_key && analysis.multiline {
         style = Style::DoubleQuoted;

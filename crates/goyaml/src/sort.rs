@@ -26,11 +26,19 @@ fn in_table(table: &[(u32, u32)], c: char) -> bool {
 }
 
 fn is_letter(c: char) -> bool {
-    if c.is_ascii() { c.is_ascii_alphabetic() } else { in_table(LETTER, c) }
+    if c.is_ascii() {
+        c.is_ascii_alphabetic()
+    } else {
+        in_table(LETTER, c)
+    }
 }
 
 fn is_digit(c: char) -> bool {
-    if c.is_ascii() { c.is_ascii_digit() } else { in_table(DIGIT, c) }
+    if c.is_ascii() {
+        c.is_ascii_digit()
+    } else {
+        in_table(DIGIT, c)
+    }
 }
 
 /// go-yaml's `keyList.Less` for two string keys.

@@ -28,7 +28,14 @@ pub(crate) struct Writer {
 impl Writer {
     /// A writer at the start of a stream.
     pub(crate) fn new() -> Self {
-        Writer { out: Vec::new(), column: 0, indent: -1, indents: Vec::new(), whitespace: true, indention: true }
+        Writer {
+            out: Vec::new(),
+            column: 0,
+            indent: -1,
+            indents: Vec::new(),
+            whitespace: true,
+            indention: true,
+        }
     }
 
     /// Write one ASCII byte.
@@ -103,7 +110,13 @@ impl Writer {
     }
 
     /// Write an indicator such as `-`, `:`, `?`, `'` or `|`.
-    pub(crate) fn write_indicator(&mut self, indicator: &[u8], need_whitespace: bool, is_whitespace: bool, is_indention: bool) {
+    pub(crate) fn write_indicator(
+        &mut self,
+        indicator: &[u8],
+        need_whitespace: bool,
+        is_whitespace: bool,
+        is_indention: bool,
+    ) {
         if need_whitespace && !self.whitespace {
             self.put(b' ');
         }
