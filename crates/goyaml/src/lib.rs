@@ -1,0 +1,88 @@
+//! # goyaml
+//!
+//! A YAML emitter that writes, byte for byte, what Go's
+//! `sigs.k8s.io/yaml.Marshal` writes for the same data.
+//!
+//! ## Why
+//!
+//! Istio's `kube-inject` prints every object with `sigs.k8s.io/yaml.Marshal`:
+//! the Go object is marshalled to JSON, the JSON is read back by go-yaml v2
+//! (`go.yaml.in/yaml/v2`, the `gopkg.in/yaml.v2` emitter, a port of libyaml),
+//! and go-yaml prints it. For our manual-injection output to compare equal to
+//! Istio's golden files, we have to print JSON values exactly as that path
+//! does. This crate is pure (no I/O) and has no dependency besides
+//! `serde_json`.
+//!
+//! ## What it reproduces
+//!
+//! - **Key order**: go-yaml's natural order (`sorter.go`, see the `sort`
+//!   module); input order does not matter.
+//! - **Layout**: indent 2, block mappings, indentless block sequences (`- `
+//!   at the parent key's column), `{}` and `[]` for empty collections, keys
+//!   longer than 128 bytes or containing line breaks written as `? key`.
+//! - **Implicit types**: strings that would read back as something else
+//!   (`"15001"`, `"true"`, `"on"`, `"y"`, `"~"`, `""`, `"1e3"`, `"0x1F"`,
+//!   `"1:20"`, `"2001-12-14"`…) are double-quoted, following `resolve.go`.
+//! - **Scalar analysis**: strings plain style cannot represent (leading
+//!   indicators, `: `, ` #`, leading or trailing spaces, `---`…) are
+//!   single-quoted; strings with non-printable characters (tabs, control
+//!   characters, characters outside the BMP, a BOM) are double-quoted with
+//!   libyaml's escapes; strings with line feeds use literal style `|`, `|-`
+//!   or `|+`, with an indentation indicator when they start with a space or
+//!   break, or double quotes when literal style cannot hold them.
+//! - **Folding**: plain and quoted scalars are broken at a single space once
+//!   the line is past column 80 (`best_width`), continuing at the scalar's
+//!   indentation.
+//! - **Numbers**: integers print as integers; a float64 prints as Go's
+//!   `encoding/json` writes it and go-yaml then reads and re-prints it, so
+//!   integral values print without a fraction (`1000000`), others with
+//!   `strconv.FormatFloat(f, 'g', -1, 64)` (`0.5`, `1e+21`, `1e-07`).
+//!
+//! ## Known differences
+//!
+//! Go's path fails for strings that contain U+007F–U+0084, U+0086–U+009F,
+//! U+FFFE or U+FFFF (go-yaml's reader rejects them in the JSON text); this
+//! crate still prints them, double-quoted and escaped, as go-yaml would print
+//! such a string value.
+
+mod chars;
+mod emit;
+mod fold;
+mod jsontext;
+mod number;
+mod resolve;
+mod scalar;
+mod sort;
+mod timestamp;
+mod unicode_tables;
+mod writer;
+
+use serde_json::Value;
+
+/// The YAML for `value` exactly as `sigs.k8s.io/yaml.Marshal` prints a Go
+/// value with the same JSON form.
+///
+/// JSON integers (`i64`/`u64`) are treated as Go integers and other numbers
+/// as Go `float64`s. The result always ends with a line break.
+pub fn to_string(value: &Value) -> String {
+    let bytes = emit::document(value);
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_string;
+    use serde_json::json;
+
+    #[test]
+    fn basics() {
+        let v = json!({"b": [1, "2", {"x": null}], "a": {"": true, "k": []}, "c": "x\ny\n"});
+        assert_eq!(
+            to_string(&v),
+            "a:\n  \"\": true\n  k: []\nb:\n- 1\n- \"2\"\n- x: null\nc: |\n  x\n  y\n"
+        );
+    }
+}
