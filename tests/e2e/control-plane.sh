@@ -303,7 +303,7 @@ EOF
     [ -n "${KCM_EXTRA_ARGS:-}" ] && kargs+=($KCM_EXTRA_ARGS)
     "$BIN/kube-controller-manager" --kubeconfig="$K" \
       --authentication-kubeconfig="$K" --authorization-kubeconfig="$K" \
-      --bind-address=127.0.0.1 --secure-port=0 --leader-elect=false \
+      --bind-address=127.0.0.1 --secure-port=0 --leader-elect=false --use-service-account-credentials=true \
       --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
       --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
       --controllers='*' --v=1 "${kargs[@]}" \
