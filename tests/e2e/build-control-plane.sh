@@ -95,14 +95,14 @@ if [ ${#need_kube[@]} -gt 0 ]; then
   for n in "${need_kube[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$n"); done
   log "building ${need_kube[*]} v$KUBE_VERSION (cold build on 2 cores: ~25-35 min) ..."
   start=$(date +%s)
-  ( cd "$KMOD" && go build -trimpath -pgo=off -ldflags "-s -w$LDV" -o "$TMP/" "${pkgs[@]}" ) \
+  ( cd "$KMOD" && go build -buildvcs=false -trimpath -pgo=off -ldflags "-s -w$LDV" -o "$TMP/" "${pkgs[@]}" ) \
     || die "go build of ${need_kube[*]} failed (module tools/k8s/kubernetes; see the go errors above)"
   log "built ${need_kube[*]} in $(( $(date +%s) - start )) s"
 fi
 if [ "$need_etcd" = 1 ]; then
   log "building etcd $ETCD_VERSION ..."
   start=$(date +%s)
-  ( cd "$EMOD" && go build -trimpath -pgo=off -ldflags "-s -w" -o "$TMP/etcd" go.etcd.io/etcd/server/v3 ) \
+  ( cd "$EMOD" && go build -buildvcs=false -trimpath -pgo=off -ldflags "-s -w" -o "$TMP/etcd" go.etcd.io/etcd/server/v3 ) \
     || die "go build of etcd failed (module tools/k8s/etcd; see the go errors above)"
   log "built etcd in $(( $(date +%s) - start )) s"
 fi

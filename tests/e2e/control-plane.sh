@@ -247,6 +247,7 @@ cmd_up() {
 
   FAILED_DIR=$DIR
   trap on_up_failure EXIT
+  trap 'exit 130' INT TERM HUP
 
   rm -rf "$DIR/pki" "$DIR/etcd-data" "$DIR/logs" "$DIR/.no-kcm"
   mkdir -p "$DIR/logs"
@@ -325,7 +326,7 @@ export ETCD_ENDPOINT=http://127.0.0.1:$ETCD_PORT
 export CONTROL_PLANE_DIR=$DIR
 export CONTROL_PLANE_BIN=$BIN
 EOF
-  trap - EXIT
+  trap - EXIT INT TERM HUP
   log "up in $(( $(date +%s) - t0 )) s (after build check); kubectl wrapper: $DIR/kubectl; logs: $DIR/logs/"
   log "stop with: $0 down $DIR"
   cat "$DIR/env"
