@@ -120,8 +120,9 @@ free_port() {
     p=$(( 20000 + RANDOM % 12000 ))
     case "$USED_PORTS" in *" $p "*) continue ;; esac
     hex=$(printf '%04X' "$p")
-    if awk -v h="$hex" 'NR>1 { split($2,a,":"); if (a[2]==h) found=1 } END { exit !found }' \
-        /proc/net/tcp /proc/net/tcp6 2>/dev/null; then continue; fi
+    # shellcheck disable=SC2046
+    if awk -v h="$hex" 'FNR>1 { split($2,a,":"); if (a[2]==h) found=1 } END { exit !found }' \
+        $(ls /proc/net/tcp /proc/net/tcp6 2>/dev/null) </dev/null; then continue; fi
     if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then continue; fi
     USED_PORTS="$USED_PORTS$p "
     printf -v "$1" '%s' "$p"; return 0

@@ -63,7 +63,9 @@ free_port() {   # a port nothing on 127.0.0.1 listens on
   local p hex
   while :; do
     p=$(( 20000 + RANDOM % 12000 )); hex=$(printf '%04X' "$p")
-    awk -v h="$hex" 'NR>1 { split($2,a,":"); if (a[2]==h) f=1 } END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null && continue
+    # shellcheck disable=SC2046
+    awk -v h="$hex" 'FNR>1 { split($2,a,":"); if (a[2]==h) f=1 } END { exit !f }' \
+      $(ls /proc/net/tcp /proc/net/tcp6 2>/dev/null) </dev/null && continue
     (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
     echo "$p"; return
   done
