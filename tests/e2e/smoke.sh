@@ -11,6 +11,7 @@
 # Always stops the control plane on exit. Last line: "N passed, M failed"; exit 1 on any failure.
 #
 # Usage: tests/e2e/smoke.sh        (SMOKE_KEEP=1 keeps the temp dir with logs)
+# shellcheck disable=SC2317  # functions are called indirectly (trap, check, poll)
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,7 +39,7 @@ finish() {
   exit "$rc"
 }
 trap finish EXIT
-trap 'exit 130' INT TERM
+trap 'echo "smoke: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130' INT TERM
 
 ok()  { PASS=$((PASS + 1)); echo "smoke: ok   - $*"; }
 bad() { FAIL=$((FAIL + 1)); echo "smoke: FAIL - $*"; }
@@ -91,10 +92,11 @@ check "server version is v$KUBE_VERSION" bash -c "'$K' version -o json | grep -q
 check "MutatingAdmissionWebhook API served" "$K" api-resources --api-group=admissionregistration.k8s.io -o name
 
 # ---------------------------------------------------------------- controller-manager
-"$K" create namespace smoke-plain >/dev/null
+check "create namespace smoke-plain" "$K" create namespace smoke-plain
 check "serviceaccount default created in new namespace (KCM)" \
   poll "$WAIT" "$K" -n smoke-plain get serviceaccount default
-"$K" -n smoke-plain create deployment web --image=registry.invalid/pause:1 --replicas=1 >/dev/null
+check "create Deployment web (image registry.invalid/pause:1)" \
+  "$K" -n smoke-plain create deployment web --image=registry.invalid/pause:1 --replicas=1
 pod_of_deploy() {
   "$K" -n smoke-plain get pods -l app=web -o jsonpath='{.items[0].metadata.name}' | grep -q .
 }
@@ -108,8 +110,8 @@ check "ServiceAccount admission added kube-api-access volume" bash -c \
 
 # ---------------------------------------------------------------- webhook (nothing listening)
 PORT=$(free_port)
-"$K" create namespace smoke-inject >/dev/null
-"$K" label namespace smoke-inject sidecar-injection=enabled >/dev/null
+check "create namespace smoke-inject labelled sidecar-injection=enabled" bash -c \
+  "'$K' create namespace smoke-inject && '$K' label namespace smoke-inject sidecar-injection=enabled"
 poll "$WAIT" "$K" -n smoke-inject get serviceaccount default || true
 check "create MutatingWebhookConfiguration (url: https://127.0.0.1:$PORT/inject, Fail)" \
   "$K" apply -f - <<EOF
@@ -163,3 +165,5 @@ check "Deployment pods still created in unlabelled namespace" bash -c \
 check "delete MutatingWebhookConfiguration" "$K" delete mutatingwebhookconfiguration smoke-closed-port
 check "pod creation in labelled namespace works after deletion" \
   poll 60 run_pod smoke-inject p3
+
+exit 0
