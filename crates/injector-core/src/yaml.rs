@@ -38,12 +38,20 @@ impl RawDocument<'_> {
         }
         // Leading blank lines keep the parser's line numbers (and its snippet) those of the stream.
         let padded = format!("{}{}", "\n".repeat(self.start_line.saturating_sub(1)), self.text);
-        serde_saphyr::from_str::<Value>(&padded).map_err(|error| YamlError {
+        serde_saphyr::from_str_with_options::<Value>(&padded, yaml_11_options()).map_err(|error| YamlError {
             index: self.index,
             line: self.start_line,
             message: error.to_string().trim_start_matches("error: ").to_owned(),
         })
     }
+}
+
+/// Parser options matching `sigs.k8s.io/yaml` (go-yaml v2, YAML 1.1): `yes`/`on` are booleans
+/// and a leading `0` makes an octal integer (`0755` is 493).
+fn yaml_11_options() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.legacy_octal_numbers = true;
+    options
 }
 
 /// A document that is not valid YAML, or a separator line that is not one.
@@ -166,6 +174,12 @@ mod tests {
             error.to_string().starts_with("document 2 (starting at line 3): "),
             "{error}"
         );
+    }
+
+    #[test]
+    fn yaml_11_scalars() {
+        let values = parse_documents("a: on\nb: 0755\nc: '0755'\nd: 0x1F\n").expect("parses");
+        assert_eq!(values[0].1, json!({"a": true, "b": 493, "c": "0755", "d": 31}));
     }
 
     #[test]

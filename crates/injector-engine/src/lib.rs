@@ -25,6 +25,7 @@ pub mod mesh;
 pub mod normalize;
 pub mod owner;
 pub mod patch;
+pub mod pipeline;
 pub mod pod;
 pub mod probes;
 pub mod prometheus;

@@ -115,6 +115,17 @@ pub fn root_for(api_version: &str, kind: &str) -> Option<&'static str> {
 /// Round-trips `value` through the Go type named by `root` (`apps/v1/Deployment`, `v1/Pod`,
 /// `#Container`, …).
 pub fn normalize(root: &str, value: &Value) -> Result<Value, NormalizeError> {
+    walk(root, value, false)
+}
+
+/// Like [`normalize`], but fields the Go types do not know are kept as they are (after the known
+/// ones) instead of dropped. The webhook works in this mode, so that fields newer than our schema
+/// survive in the pod it answers with and never show up as removals in its patch.
+pub fn normalize_preserving(root: &str, value: &Value) -> Result<Value, NormalizeError> {
+    walk(root, value, true)
+}
+
+fn walk(root: &str, value: &Value, preserve_unknown: bool) -> Result<Value, NormalizeError> {
     let Some(schema) = schema() else {
         return Err(error("schema", root, "a usable schema"));
     };
@@ -133,6 +144,7 @@ pub fn normalize(root: &str, value: &Value) -> Result<Value, NormalizeError> {
         structs: Vec::new(),
         path: Vec::new(),
         depth: 0,
+        preserve_unknown,
     };
     walker.value(&shape, Some(value))
 }
@@ -149,6 +161,8 @@ struct Walker<'a> {
     /// JSON field names from the root.
     path: Vec<String>,
     depth: usize,
+    /// Keep fields the schema does not know instead of dropping them.
+    preserve_unknown: bool,
 }
 
 /// Nesting deeper than this is refused (hostile input), well beyond any Kubernetes object.
@@ -350,6 +364,18 @@ impl Walker<'_> {
                 continue;
             }
             out.insert(field.name.clone(), value);
+        }
+        if self.preserve_unknown
+            && let Some(object) = object
+        {
+            for (key, value) in object {
+                let known = fields
+                    .iter()
+                    .any(|f| f.name == *key || f.name.eq_ignore_ascii_case(key));
+                if !known {
+                    out.insert(key.clone(), value.clone());
+                }
+            }
         }
         Ok(Value::Object(out))
     }

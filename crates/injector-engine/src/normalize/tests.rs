@@ -133,3 +133,18 @@ fn schema_loads() {
     let parsed: Result<Schema, _> = serde_json::from_str(SCHEMA_JSON);
     assert!(parsed.is_ok(), "{:?}", parsed.err());
 }
+
+#[test]
+fn preserving_mode_keeps_unknown_fields() {
+    let pod = json!({"kind": "Pod", "spec": {"containers": [{"name": "c", "futureField": {"a": 1}}], "newKnob": true}});
+    let kept = normalize_preserving("v1/Pod", &pod).expect("valid");
+    assert_eq!(kept["spec"]["containers"][0]["futureField"], json!({"a": 1}));
+    assert_eq!(kept["spec"]["newKnob"], true);
+    assert_eq!(
+        kept["spec"]["containers"][0]["resources"],
+        json!({}),
+        "Go's zero values are still added"
+    );
+    let dropped = normalize("v1/Pod", &pod).expect("valid");
+    assert!(dropped["spec"].get("newKnob").is_none());
+}

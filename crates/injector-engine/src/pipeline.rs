@@ -1,0 +1,522 @@
+//! The whole injection: `inject(pod, settings) -> Outcome`, Istio's `Webhook.inject` and
+//! `injectPod` in one pure function that the webhook server and the CLI both call.
+//!
+//! ```text
+//! decide → validate annotations → ProxyConfig → strip → template data → for each template:
+//!   render → parse YAML → merge into the template pod and into the pod → re-apply user overrides
+//!   → post-process (cluster env, Prometheus, probes, status, injected annotations, order)
+//!   → JSON Patch from the pod as received
+//! ```
+//!
+//! The pod is handled as JSON in the shape Go's `encoding/json` gives it (zero values added,
+//! quantities canonical), but fields our schema does not know are kept, so that the patch never
+//! removes what we did not put there.
+
+use std::collections::BTreeMap;
+
+use gotemplate::{FuncMap, Template};
+use injector_core::{
+    config::InjectorConfig,
+    decision::{self, Decision, PodFacts},
+};
+use serde_json::{Map, Value};
+use strategic_merge::Schema;
+
+use crate::{
+    cluster::{overwrite_cluster_info, resolve_cluster_and_network},
+    images::{PROXY_IMAGE_TYPE_ANNOTATION, proxy_image, proxy_init_image},
+    mesh::{PROXY_CONFIG_ANNOTATION, effective_proxy_config, validate_proxy_config},
+    normalize::{normalize, normalize_preserving, to_go_json},
+    owner::owner_of,
+    patch::create_patch,
+    pod::{ContainerList, PROXY_CONTAINER, annotations_mut, containers, containers_mut, labels_mut, name_of},
+    probes::apply_rewrite,
+    prometheus::{apply_prometheus_merge, apply_secure_port_annotation},
+    reorder::reorder_pod,
+    selection::{TEMPLATES_ANNOTATION, select_templates},
+    status::{STATUS_ANNOTATION, injection_status, parse_status},
+    strip::strip_pod,
+    validate::validate_annotations,
+};
+
+mod data;
+mod overrides;
+
+pub use data::TemplateInputs;
+
+/// Everything the injector needs besides the pod, with templates already parsed.
+pub struct Injector {
+    config: InjectorConfig,
+    templates: BTreeMap<String, Template>,
+    values: Value,
+    mesh: Value,
+    options: Options,
+}
+
+/// Settings that do not come from the configuration files.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The injector's revision (`.Revision`; `default` in Istio's chart, `""` for kube-inject).
+    pub revision: String,
+    /// Whether native sidecars are enabled (`.NativeSidecars`).
+    pub native_sidecars: bool,
+    /// `.CompliancePolicy` (e.g. `fips-140-3`).
+    pub compliance_policy: String,
+    /// The proxy's UID and GID (`.ProxyUID`, `.ProxyGID`).
+    pub proxy_uid: i64,
+    /// See `proxy_uid`.
+    pub proxy_gid: i64,
+    /// Whether the template pod and merges follow kube-inject (no injected annotations, no aliases).
+    pub kube_inject: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            revision: "default".to_owned(),
+            native_sidecars: true,
+            compliance_policy: String::new(),
+            proxy_uid: 1337,
+            proxy_gid: 1337,
+            kube_inject: false,
+        }
+    }
+}
+
+/// A configuration whose templates cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("template {name:?}: {message}")]
+pub struct TemplateError {
+    /// The template's name.
+    pub name: String,
+    /// The parse error, in Go's words.
+    pub message: String,
+}
+
+/// Why a pod could not be injected. The text is what the user sees in the API server's error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InjectError(pub String);
+
+/// The result of [`Injector::inject`].
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The injector's policy says no: answer `allowed: true` without a patch.
+    Skipped {
+        /// Why.
+        decision: Decision,
+    },
+    /// The pod was injected.
+    Injected {
+        /// The injected pod.
+        pod: Value,
+        /// The RFC 6902 patch from the pod as received to `pod`.
+        patch: Vec<u8>,
+        /// Why it was injected.
+        decision: Decision,
+    },
+}
+
+/// One admission: the pod and what the request says about it.
+#[derive(Debug, Clone, Default)]
+pub struct Request<'a> {
+    /// The pod as the API server sent it.
+    pub pod: Option<&'a Value>,
+    /// `request.namespace`, used when the pod has none.
+    pub namespace: Option<&'a str>,
+    /// Environment from the webhook URL's path (`/inject/cluster/C/net/N`).
+    pub path_env: BTreeMap<String, String>,
+}
+
+impl Injector {
+    /// Parses every template with Istio's function map. Every template must parse (Istio fails
+    /// the whole configuration otherwise).
+    pub fn new(
+        config: InjectorConfig,
+        values: Value,
+        mesh: Value,
+        options: Options,
+    ) -> Result<Self, TemplateError> {
+        let funcs = data::funcs();
+        let mut templates = BTreeMap::new();
+        for (name, text) in &config.templates {
+            let template = parse_template(&funcs, text).map_err(|message| TemplateError {
+                name: name.clone(),
+                message,
+            })?;
+            templates.insert(name.clone(), template);
+        }
+        Ok(Self {
+            config,
+            templates,
+            values,
+            mesh,
+            options,
+        })
+    }
+
+    /// The injector configuration.
+    pub fn config(&self) -> &InjectorConfig {
+        &self.config
+    }
+
+    /// The mesh configuration.
+    pub fn mesh(&self) -> &Value {
+        &self.mesh
+    }
+
+    /// Decides, and injects when the decision says so.
+    pub fn inject(&self, request: &Request<'_>) -> Result<Outcome, InjectError> {
+        let Some(received) = request.pod else {
+            return Err(InjectError("the admission request has no object".to_owned()));
+        };
+        if !received.is_object() {
+            return Err(InjectError(
+                "the admission request's object is not a pod".to_owned(),
+            ));
+        }
+        let mut original = received.clone();
+        strip_managed_fields(&mut original);
+        default_namespace(&mut original, request.namespace);
+
+        let decision = decide(&original, &self.config);
+        if !decision.inject {
+            return Ok(Outcome::Skipped { decision });
+        }
+        let pod = self.inject_pod(&original, request)?;
+        let patch = create_patch(&original, &pod).map_err(|e| InjectError(e.to_string()))?;
+        Ok(Outcome::Injected { pod, patch, decision })
+    }
+
+    /// Istio's `injectPod`: the injected pod, without deciding.
+    pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
+        let pod = normalize_preserving("v1/Pod", original)
+            .map_err(|e| InjectError(format!("failed to decode pod: {e}")))?;
+        let annotations = string_map(&pod, "annotations");
+        let labels = string_map(&pod, "labels");
+
+        validate_annotations(annotations.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
+        if let Some(text) = annotations.get(PROXY_CONFIG_ANNOTATION) {
+            validate_proxy_config(text).map_err(|reason| {
+                InjectError(format!(
+                    "failed to run injection template: 1 error occurred:\n\t* invalid value '{text}' for annotation \
+                     '{PROXY_CONFIG_ANNOTATION}': {reason}\n\n"
+                ))
+            })?;
+        }
+        let proxy_config = effective_proxy_config(
+            &self.mesh,
+            annotations.get(PROXY_CONFIG_ANNOTATION).map(String::as_str),
+        )
+        .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
+
+        let owner = owner_of(&pod);
+        let mut proxy_envs = request.path_env.clone();
+        resolve_cluster_and_network(&self.values, &labels, &mut proxy_envs);
+        let status_port = mesh_status_port(&self.mesh);
+        let stripped = strip_pod(&pod, status_port)
+            .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
+
+        let image_type = annotations.get(PROXY_IMAGE_TYPE_ANNOTATION).map(String::as_str);
+        let proxy_config_image_type = proxy_config
+            .get("image")
+            .filter(|i| i.is_object())
+            .map(|image| image.get("imageType").and_then(Value::as_str).unwrap_or(""));
+        let inputs = TemplateInputs {
+            pod: &stripped,
+            owner: &owner,
+            mesh: &self.mesh,
+            proxy_config: &proxy_config,
+            values: &self.values,
+            revision: &self.options.revision,
+            native_sidecars: self.options.native_sidecars,
+            compliance_policy: &self.options.compliance_policy,
+            proxy_uid: self.options.proxy_uid,
+            proxy_gid: self.options.proxy_gid,
+            proxy_image: proxy_image(&self.values, proxy_config_image_type, image_type),
+            proxy_init_image: proxy_init_image(&self.values, image_type),
+        };
+        let template_data = data::template_data(&inputs);
+
+        let aliases = if self.options.kube_inject {
+            BTreeMap::new()
+        } else {
+            self.config.aliases.clone()
+        };
+        let defaults = if self.options.kube_inject {
+            Vec::new()
+        } else {
+            self.config.default_templates.clone()
+        };
+        let selected = select_templates(
+            annotations.get(TEMPLATES_ANNOTATION).map(String::as_str),
+            &defaults,
+            &aliases,
+            &self.templates,
+        )
+        .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
+
+        let mut template_pod = empty_pod();
+        let mut merged = pod.clone();
+        for name in &selected {
+            let Some(template) = self.templates.get(name) else {
+                continue;
+            };
+            let rendered = template
+                .execute(&template_data)
+                .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
+            let overlay = parse_overlay(&rendered)?;
+            template_pod = merge(&template_pod, &overlay)?;
+            if self.native_applies(&annotations, &overlay) {
+                move_user_proxy_to_init(&mut merged);
+            }
+            merged = merge(&merged, &overlay)?;
+        }
+
+        let mut merged = overrides::reapply(merged, &pod, &template_pod, &proxy_config)
+            .map_err(|e| InjectError(format!("failed to re apply container: {e}")))?;
+
+        self.post_process(&mut merged, &template_pod, &proxy_envs, &annotations)
+            .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
+        Ok(merged)
+    }
+
+    /// Whether the "native sidecar" adjustment applies to this template output: native on (the
+    /// pod annotation overrides the setting) and the template puts `istio-proxy` in init containers.
+    fn native_applies(&self, annotations: &BTreeMap<String, String>, overlay: &Value) -> bool {
+        let native = match annotations
+            .get("sidecar.istio.io/nativeSidecar")
+            .map(String::as_str)
+        {
+            Some("true") => true,
+            Some("false") => false,
+            _ => self.options.native_sidecars,
+        };
+        native
+            && containers(overlay, ContainerList::InitContainers)
+                .iter()
+                .any(|c| name_of(c) == PROXY_CONTAINER)
+    }
+
+    /// Istio's `postProcessPod`.
+    fn post_process(
+        &self,
+        pod: &mut Value,
+        template_pod: &Value,
+        proxy_envs: &BTreeMap<String, String>,
+        original_annotations: &BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        annotations_mut(pod);
+        labels_mut(pod);
+        overwrite_cluster_info(pod, proxy_envs);
+        let mesh_merge = self.mesh.get("enablePrometheusMerge").and_then(Value::as_bool);
+        let status_port = mesh_status_port(&self.mesh);
+        apply_prometheus_merge(pod, mesh_merge, u32::try_from(status_port).unwrap_or(15020))
+            .map_err(|e| e.to_string())?;
+        apply_secure_port_annotation(pod);
+        let rewrite = self
+            .values
+            .pointer("/sidecarInjectorWebhook/rewriteAppHTTPProbe")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        apply_rewrite(pod, rewrite, status_port);
+
+        if let Some(network) = proxy_envs.get(crate::cluster::NETWORK_ENV) {
+            labels_mut(pod).insert(crate::cluster::NETWORK_LABEL.to_owned(), network.clone().into());
+        }
+        let status = injection_status(template_pod, &self.options.revision);
+        annotations_mut(pod).insert(STATUS_ANNOTATION.to_owned(), status.into());
+        if !self.options.kube_inject {
+            for (key, value) in &self.config.injected_annotations {
+                annotations_mut(pod).insert(key.clone(), value.clone().into());
+            }
+        }
+        let hold = hold_application(&self.mesh, original_annotations, &self.values)?;
+        reorder_pod(pod, hold);
+        *pod = normalize_preserving("v1/Pod", pod).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}
+
+/// Istio's injection decision for a pod (as received, namespace defaulted).
+pub fn decide(pod: &Value, config: &InjectorConfig) -> Decision {
+    let labels = string_map(pod, "labels");
+    let annotations = string_map(pod, "annotations");
+    let namespace = pod
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let host_network = pod
+        .pointer("/spec/hostNetwork")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    decision::decide(
+        PodFacts {
+            namespace,
+            host_network,
+            labels: &labels,
+            annotations: &annotations,
+        },
+        &config.injection,
+    )
+}
+
+fn parse_template(funcs: &FuncMap, text: &str) -> Result<Template, String> {
+    Template::new("inject")
+        .funcs(funcs)
+        .parse(text)
+        .map_err(|e| e.to_string())
+}
+
+/// The rendered template as a pod overlay (YAML 1.1, like `sigs.k8s.io/yaml`).
+fn parse_overlay(rendered: &str) -> Result<Value, InjectError> {
+    let documents = injector_core::yaml::parse_documents(rendered).map_err(|e| {
+        InjectError(format!(
+            "failed to run injection template: failed to parse the rendered template: {}",
+            e.message
+        ))
+    })?;
+    match documents.into_iter().next() {
+        None => Ok(Value::Object(Map::new())),
+        Some((_, value @ Value::Object(_))) => Ok(value),
+        Some((_, _)) => Err(InjectError(
+            "failed to run injection template: the rendered template is not a mapping".to_owned(),
+        )),
+    }
+}
+
+/// Istio's `applyOverlayYAML`: a strategic merge with the Pod schema, then the Go round trip.
+fn merge(pod: &Value, overlay: &Value) -> Result<Value, InjectError> {
+    let merged = strategic_merge::strategic_merge(pod, overlay, Schema::pod())
+        .map_err(|e| InjectError(format!("failed to run injection template: strategic merge: {e}")))?;
+    normalize_preserving("v1/Pod", &merged).map_err(|e| {
+        InjectError(format!(
+            "failed to run injection template: unmarshal patched pod: {e}"
+        ))
+    })
+}
+
+/// An empty `corev1.Pod` as Go marshals it.
+fn empty_pod() -> Value {
+    normalize("v1/Pod", &Value::Object(Map::new())).unwrap_or_else(|_| Value::Object(Map::new()))
+}
+
+/// With native sidecars, a user `istio-proxy` in `containers` moves to `initContainers` before the
+/// template (which puts the proxy there) is merged.
+fn move_user_proxy_to_init(pod: &mut Value) {
+    let Some(list) = containers_mut(pod, ContainerList::Containers) else {
+        return;
+    };
+    let Some(index) = list.iter().position(|c| name_of(c) == PROXY_CONTAINER) else {
+        return;
+    };
+    let proxy = list.remove(index);
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let init = spec
+        .entry("initContainers")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !init.is_array() {
+        *init = Value::Array(Vec::new());
+    }
+    if let Value::Array(items) = init {
+        items.push(proxy);
+    }
+}
+
+/// `holdApplicationUntilProxyStarts`: the pod's ProxyConfig annotation merged into the mesh, or
+/// the values' `global.proxy.holdApplicationUntilProxyStarts`.
+fn hold_application(
+    mesh: &Value,
+    annotations: &BTreeMap<String, String>,
+    values: &Value,
+) -> Result<bool, String> {
+    let proxy_config =
+        effective_proxy_config(mesh, annotations.get(PROXY_CONFIG_ANNOTATION).map(String::as_str))
+            .map_err(|e| e.0)?;
+    let from_mesh = proxy_config
+        .get("holdApplicationUntilProxyStarts")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let from_values = values
+        .pointer("/global/proxy/holdApplicationUntilProxyStarts")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok(from_mesh || from_values)
+}
+
+fn mesh_status_port(mesh: &Value) -> i64 {
+    mesh.pointer("/defaultConfig/statusPort")
+        .and_then(Value::as_i64)
+        .unwrap_or(15020)
+}
+
+fn strip_managed_fields(pod: &mut Value) {
+    if let Some(metadata) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+    }
+}
+
+fn default_namespace(pod: &mut Value, namespace: Option<&str>) {
+    let Some(namespace) = namespace.filter(|n| !n.is_empty()) else {
+        return;
+    };
+    let Some(root) = pod.as_object_mut() else {
+        return;
+    };
+    let metadata = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(metadata) = metadata.as_object_mut() {
+        let missing = metadata
+            .get("namespace")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty);
+        if missing {
+            metadata.insert("namespace".to_owned(), namespace.into());
+        }
+    }
+}
+
+/// Labels or annotations of a pod as a string map (non-string values skipped).
+fn string_map(pod: &Value, field: &str) -> BTreeMap<String, String> {
+    pod.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_object)
+        .map(|map| {
+            map.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What a previous injection recorded in the pod's status annotation, if it was injected before.
+fn previous_injection(pod: &Value) -> Option<crate::status::PreviousInjection> {
+    pod.pointer(&format!(
+        "/metadata/annotations/{}",
+        STATUS_ANNOTATION.replace('/', "~1")
+    ))
+    .and_then(Value::as_str)
+    .map(parse_status)
+}
+
+/// The Go JSON of the overrides annotation value.
+fn overrides_json(containers: &[Value], init_containers: &[Value]) -> String {
+    let mut object = Map::new();
+    if !containers.is_empty() {
+        object.insert("containers".to_owned(), Value::Array(containers.to_vec()));
+    }
+    if !init_containers.is_empty() {
+        object.insert(
+            "initContainers".to_owned(),
+            Value::Array(init_containers.to_vec()),
+        );
+    }
+    to_go_json(&Value::Object(object))
+}
+
+#[cfg(test)]
+mod tests;
