@@ -21,6 +21,7 @@
 pub mod cluster;
 pub mod gojson;
 pub mod images;
+pub mod kube_inject;
 pub mod mesh;
 pub mod normalize;
 pub mod owner;

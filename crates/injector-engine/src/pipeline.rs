@@ -27,7 +27,7 @@ use crate::{
     images::{PROXY_IMAGE_TYPE_ANNOTATION, proxy_image, proxy_init_image},
     mesh::{PROXY_CONFIG_ANNOTATION, effective_proxy_config, validate_proxy_config},
     normalize::{normalize, normalize_preserving, to_go_json},
-    owner::owner_of,
+    owner::{Owner, owner_of},
     patch::create_patch,
     pod::{ContainerList, PROXY_CONTAINER, annotations_mut, containers, containers_mut, labels_mut, name_of},
     probes::apply_rewrite,
@@ -126,6 +126,9 @@ pub struct Request<'a> {
     pub namespace: Option<&'a str>,
     /// Environment from the webhook URL's path (`/inject/cluster/C/net/N`).
     pub path_env: BTreeMap<String, String>,
+    /// The owning workload when the caller knows it (kube-inject); otherwise Istio's owner
+    /// heuristic names it from the pod.
+    pub owner: Option<Owner>,
 }
 
 impl Injector {
@@ -179,7 +182,11 @@ impl Injector {
         strip_managed_fields(&mut original);
         default_namespace(&mut original, request.namespace);
 
-        let decision = decide(&original, &self.config);
+        let decision = if self.options.kube_inject {
+            decide(&original, &KUBE_INJECT_CONFIG)
+        } else {
+            decide(&original, &self.config)
+        };
         if !decision.inject {
             return Ok(Outcome::Skipped { decision });
         }
@@ -211,7 +218,7 @@ impl Injector {
         )
         .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
 
-        let owner = owner_of(&pod);
+        let owner = request.owner.clone().unwrap_or_else(|| owner_of(&pod));
         let mut proxy_envs = request.path_env.clone();
         resolve_cluster_and_network(&self.values, &labels, &mut proxy_envs);
         let status_port = mesh_status_port(&self.mesh);
@@ -338,6 +345,10 @@ impl Injector {
         Ok(())
     }
 }
+
+/// kube-inject decides with policy `enabled` and no selectors.
+static KUBE_INJECT_CONFIG: std::sync::LazyLock<InjectorConfig> =
+    std::sync::LazyLock::new(InjectorConfig::default);
 
 /// Istio's injection decision for a pod (as received, namespace defaulted).
 pub fn decide(pod: &Value, config: &InjectorConfig) -> Decision {

@@ -83,6 +83,7 @@ fn injects_and_the_patch_reproduces_the_pod() {
         pod: Some(&original),
         namespace: Some("shop"),
         path_env: Default::default(),
+        owner: None,
     };
     let (result, patch) = injected(injector.inject(&request).expect("injects"));
 
@@ -159,12 +160,14 @@ fn injecting_an_injected_pod_changes_nothing() {
         pod: Some(&original),
         namespace: Some("shop"),
         path_env: Default::default(),
+        owner: None,
     };
     let (first, _) = injected(injector.inject(&request).expect("injects"));
     let again = Request {
         pod: Some(&first),
         namespace: Some("shop"),
         path_env: Default::default(),
+        owner: None,
     };
     let (second, patch) = injected(injector.inject(&again).expect("injects again"));
     assert_eq!(second, first);
@@ -190,6 +193,7 @@ fn native_sidecars_put_the_proxy_in_init_containers_when_the_template_does() {
         pod: Some(&original),
         namespace: Some("shop"),
         path_env: Default::default(),
+        owner: None,
     };
     let (result, _) = injected(injector.inject(&request).expect("injects"));
     assert_eq!(
@@ -220,6 +224,7 @@ fn policy_skips_without_a_patch() {
         pod: Some(&original),
         namespace: Some("shop"),
         path_env: Default::default(),
+        owner: None,
     };
     match injector.inject(&request).expect("decides") {
         Outcome::Skipped { decision } => assert_eq!(decision.rule.id(), "defaultPolicy"),
@@ -236,6 +241,7 @@ fn invalid_annotations_are_rejected_with_istio_words() {
         pod: Some(&original),
         namespace: Some("shop"),
         path_env: Default::default(),
+        owner: None,
     };
     let error = injector.inject(&request).expect_err("invalid annotation");
     assert!(
@@ -256,6 +262,7 @@ fn unknown_templates_and_bad_templates_are_errors() {
         pod: Some(&original),
         namespace: Some("shop"),
         path_env: Default::default(),
+        owner: None,
     };
     let error = injector.inject(&request).expect_err("unknown template");
     assert!(
@@ -298,6 +305,7 @@ fn execution_errors_name_the_template_line() {
         pod: Some(&original),
         namespace: Some("shop"),
         path_env: Default::default(),
+        owner: None,
     };
     let error = injector.inject(&request).expect_err("exec error");
     assert!(error.0.contains("template: inject:2:"), "{error}");

@@ -1,0 +1,327 @@
+//! Manual injection of manifests, like `istioctl kube-inject` (Istio's `IntoResourceFile` and
+//! `IntoObject`).
+//!
+//! The stream is cut into documents the way Kubernetes' YAML reader cuts it. A document whose
+//! `apiVersion`/`kind` is not an injectable workload (a Service, an old `extensions/v1beta1`
+//! Deployment, a comment) is written back **byte for byte**. A workload is decoded as its Go type
+//! would decode it, its pod template is injected, and it is printed as `sigs.k8s.io/yaml` prints
+//! it; `kind: List` items are handled one by one. Every document is followed by `---`. Skipped
+//! workloads (host network, injection disabled) are printed too, and reported as warnings.
+//!
+//! The output is built whole before anything is returned, so a failure never leaves half a
+//! document behind.
+
+use serde_json::{Map, Value};
+
+use crate::{
+    normalize::{normalize, root_for},
+    owner::{Owner, owner_of},
+    pipeline::{Injector, Outcome, Request, decide},
+};
+
+/// The result of injecting a stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeInjectOutput {
+    /// The injected stream.
+    pub text: String,
+    /// `===> Skipping injection because …` messages, one per skipped workload.
+    pub warnings: Vec<String>,
+}
+
+/// A stream that cannot be injected, with where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("document {document}{}: {message}", .object.as_ref().map(|o| format!(" ({o})")).unwrap_or_default())]
+pub struct KubeInjectError {
+    /// The document's position in the stream, from 1.
+    pub document: usize,
+    /// `Kind namespace/name` of the object, when known.
+    pub object: Option<String>,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// Injects every workload of a YAML stream.
+pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutput, KubeInjectError> {
+    let documents = injector_core::yaml::split_documents(stream).map_err(|e| KubeInjectError {
+        document: e.index,
+        object: None,
+        message: e.message,
+    })?;
+    let mut output = KubeInjectOutput {
+        text: String::new(),
+        warnings: Vec::new(),
+    };
+    for document in documents {
+        if document.text.is_empty() {
+            continue;
+        }
+        let fail = |object: Option<String>, message: String| KubeInjectError {
+            document: document.index,
+            object,
+            message,
+        };
+        let value = if document.is_blank() {
+            Value::Null
+        } else {
+            document.parse().map_err(|e| fail(None, e.message))?
+        };
+        let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+        let Some(root) = root_for(api_version, kind) else {
+            output.text.push_str(document.text);
+            output.text.push_str("---\n");
+            continue;
+        };
+        let described = describe(&value);
+        let injected = into_object(injector, root, &value, &mut output.warnings)
+            .map_err(|message| fail(Some(described), message))?;
+        output.text.push_str(&goyaml::to_string(&injected));
+        output.text.push_str("---\n");
+    }
+    Ok(output)
+}
+
+/// Injects one object (Istio's `IntoObject`): a List item by item, or a workload's pod template.
+fn into_object(
+    injector: &Injector,
+    root: &str,
+    value: &Value,
+    warnings: &mut Vec<String>,
+) -> Result<Value, String> {
+    let mut object = normalize(root, value).map_err(|e| e.to_string())?;
+    if root == "v1/List" {
+        let items = value
+            .get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let api_version = item.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
+            match root_for(api_version, kind).filter(|r| *r != "v1/List") {
+                Some(item_root) => out.push(into_object(injector, item_root, &item, warnings)?),
+                None => out.push(item),
+            }
+        }
+        if let Some(map) = object.as_object_mut() {
+            map.insert("items".to_owned(), Value::Array(out));
+        }
+        return Ok(object);
+    }
+
+    let (metadata_path, spec_path): (&[&str], &[&str]) = match root {
+        "batch/v1/CronJob" => (
+            &["spec", "jobTemplate", "metadata"],
+            &["spec", "jobTemplate", "spec", "template", "spec"],
+        ),
+        "v1/Pod" => (&["metadata"], &["spec"]),
+        _ => (&["spec", "template", "metadata"], &["spec", "template", "spec"]),
+    };
+    if root != "v1/Pod"
+        && root != "batch/v1/CronJob"
+        && get(&object, &["spec", "template"]).is_none_or(Value::is_null)
+    {
+        return Err("spec.template is required value".to_owned());
+    }
+    let metadata = get(&object, metadata_path)
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let spec = get(&object, spec_path)
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+
+    let workload = get(&object, &["metadata"]).cloned().unwrap_or(Value::Null);
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    let owner = if root == "v1/Pod" {
+        owner_of(&object)
+    } else {
+        Owner {
+            api_version: text(&object, "apiVersion"),
+            kind: text(&object, "kind"),
+            name: text(&workload, "name"),
+            namespace: text(&workload, "namespace"),
+        }
+    };
+    let name = Some(text(&metadata, "name"))
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| owner.name.clone());
+    let full_name = if owner.namespace.is_empty() {
+        name
+    } else {
+        format!("{}/{name}", owner.namespace)
+    };
+    let kind = text(&object, "kind");
+    let subject = if kind.is_empty() {
+        format!("{full_name:?}")
+    } else {
+        format!("{kind} {full_name:?}")
+    };
+
+    if spec.get("hostNetwork").and_then(Value::as_bool) == Some(true) {
+        warnings.push(format!(
+            "===> Skipping injection because {subject} has host networking enabled\n"
+        ));
+        return Ok(object);
+    }
+    let pod = serde_json::json!({"metadata": metadata, "spec": spec});
+    if !decide(&pod, &injector_core::config::InjectorConfig::default()).inject {
+        warnings.push(format!(
+            "===> Skipping injection because {subject} has sidecar injection disabled\n"
+        ));
+        return Ok(object);
+    }
+    let request = Request {
+        pod: Some(&pod),
+        namespace: None,
+        path_env: Default::default(),
+        owner: Some(owner),
+    };
+    let injected = match injector.inject(&request).map_err(|e| e.0)? {
+        Outcome::Injected { pod, .. } => pod,
+        Outcome::Skipped { .. } => return Ok(object),
+    };
+    set(
+        &mut object,
+        metadata_path,
+        injected.get("metadata").cloned().unwrap_or(Value::Null),
+    );
+    set(
+        &mut object,
+        spec_path,
+        injected.get("spec").cloned().unwrap_or(Value::Null),
+    );
+    normalize(root, &object).map_err(|e| e.to_string())
+}
+
+fn describe(value: &Value) -> String {
+    injector_core::object::ObjectRef::of(value)
+        .map(|r| r.to_string())
+        .unwrap_or_default()
+}
+
+fn get<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |current, key| current.get(key))
+}
+
+fn set(value: &mut Value, path: &[&str], new: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut current = value;
+    for key in parents {
+        let Some(map) = current.as_object_mut() else {
+            return;
+        };
+        current = map
+            .entry((*key).to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    if let Some(map) = current.as_object_mut() {
+        map.insert((*last).to_owned(), new);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{mesh::default_mesh_config, pipeline::Options};
+
+    fn injector() -> Injector {
+        let mut config = injector_core::config::InjectorConfig::default();
+        config.templates.insert(
+            "sidecar".to_owned(),
+            "spec:\n  containers:\n  - name: istio-proxy\n    image: proxy:1\n".to_owned(),
+        );
+        let options = Options {
+            kube_inject: true,
+            revision: String::new(),
+            native_sidecars: false,
+            ..Options::default()
+        };
+        Injector::new(config, json!({}), default_mesh_config(), options).expect("parses")
+    }
+
+    const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n";
+
+    #[test]
+    fn other_documents_pass_through_byte_for_byte() {
+        let stream = format!(
+            "# a comment\napiVersion: v1\nkind: Service\nmetadata:   {{name: web}}\n---\n{DEPLOYMENT}"
+        );
+        let output = inject_stream(&injector(), &stream).expect("injects");
+        assert!(
+            output
+                .text
+                .starts_with("# a comment\napiVersion: v1\nkind: Service\nmetadata:   {name: web}\n---\n"),
+            "{}",
+            output.text
+        );
+        assert!(output.text.ends_with("---\n"));
+        assert!(
+            output
+                .text
+                .contains("  - image: proxy:1\n        name: istio-proxy\n"),
+            "{}",
+            output.text
+        );
+        assert!(
+            output.text.contains("sidecar.istio.io/status:"),
+            "{}",
+            output.text
+        );
+        assert!(
+            output.text.contains("strategy: {}"),
+            "Go zero values are printed: {}",
+            output.text
+        );
+        assert!(output.warnings.is_empty());
+    }
+
+    #[test]
+    fn skips_are_reported_and_the_object_is_still_printed() {
+        let disabled = DEPLOYMENT.replace(
+            "labels: {app: web}\n    spec:",
+            "labels: {app: web}\n      annotations: {sidecar.istio.io/inject: \"false\"}\n    spec:",
+        );
+        let output = inject_stream(&injector(), &disabled).expect("skips");
+        assert_eq!(
+            output.warnings,
+            ["===> Skipping injection because Deployment \"web\" has sidecar injection disabled\n"]
+        );
+        assert!(!output.text.contains("istio-proxy"));
+        assert!(output.text.contains("resources: {}"));
+        let host = DEPLOYMENT.replace(
+            "    spec:\n      containers:",
+            "    spec:\n      hostNetwork: true\n      containers:",
+        );
+        let output = inject_stream(&injector(), &host).expect("skips");
+        assert_eq!(
+            output.warnings,
+            ["===> Skipping injection because Deployment \"web\" has host networking enabled\n"]
+        );
+    }
+
+    #[test]
+    fn lists_are_injected_item_by_item() {
+        let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata: {name: s}\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  spec:\n    containers: [{name: app, image: a}]\n";
+        let output = inject_stream(&injector(), list).expect("injects");
+        assert!(output.text.contains("name: istio-proxy"), "{}", output.text);
+        assert!(output.text.contains("kind: Service"), "{}", output.text);
+    }
+
+    #[test]
+    fn errors_name_the_document() {
+        let error = inject_stream(&injector(), "apiVersion: v1\nkind: Service\n---\napiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {}\n")
+            .expect_err("no template");
+        assert_eq!(error.document, 2);
+        assert!(
+            error.to_string().contains("spec.template is required value"),
+            "{error}"
+        );
+        let error = inject_stream(&injector(), "a: [\n").expect_err("bad yaml");
+        assert_eq!(error.document, 1);
+    }
+}
