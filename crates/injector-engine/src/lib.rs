@@ -37,3 +37,15 @@ pub mod settings;
 pub mod status;
 pub mod strip;
 pub mod validate;
+
+/// The embedded default configuration: (injector config, values, mesh config) texts.
+///
+/// Written for this project (see `defaults/injector-config.yaml`): one `sidecar` template that adds
+/// Istio's proxy, its init container and its volumes. Used when no configuration is given.
+pub fn embedded_defaults() -> (&'static str, &'static str, &'static str) {
+    (
+        include_str!("../defaults/injector-config.yaml"),
+        include_str!("../defaults/values.json"),
+        include_str!("../defaults/mesh.yaml"),
+    )
+}

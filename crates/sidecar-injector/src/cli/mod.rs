@@ -5,7 +5,9 @@
 
 mod explain;
 mod explain_table;
+mod inject;
 mod input;
+mod settings;
 mod template;
 
 use std::process::ExitCode;
@@ -26,6 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Explain why a pod is, or is not, injected with a sidecar.
     Explain(explain::ExplainArgs),
+    /// Inject the sidecar into Kubernetes manifests, like `istioctl kube-inject`.
+    Inject(inject::InjectArgs),
     /// Work with Go text/template files (render one with Go's built-ins and sprig).
     Template(template::TemplateArgs),
 }
@@ -35,6 +39,7 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Explain(args) => explain::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Inject(args) => inject::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Template(args) => template::run(args),
     };
     match result {

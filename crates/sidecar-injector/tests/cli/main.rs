@@ -6,4 +6,5 @@
 #![allow(clippy::panic)]
 
 mod explain;
+mod inject;
 mod util;
