@@ -14,6 +14,8 @@
 //!   re-injected pod), [`selection`] (which templates), [`owner`] (the workload), [`images`],
 //!   [`cluster`] (cluster and network env);
 //! - after merging: [`prometheus`], [`probes`], [`status`], [`reorder`];
+//! - rendering: [`render`] (Istio's template functions and `SidecarTemplateData` as host
+//!   objects for the [`gotemplate`] engine);
 //! - the answer: [`patch`] (RFC 6902 JSON Patch);
 //! - helpers: [`pod`] (JSON accessors), [`gojson`] (JSON as Go writes it), [`quantity`]
 //!   (Kubernetes quantities).
@@ -31,6 +33,7 @@ pub mod pod;
 pub mod probes;
 pub mod prometheus;
 pub mod quantity;
+pub mod render;
 pub mod reorder;
 pub mod selection;
 pub mod settings;

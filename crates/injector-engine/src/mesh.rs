@@ -407,7 +407,8 @@ pub fn go_duration_string(text: &str) -> Option<String> {
     Some(format_go_duration(nanos))
 }
 
-fn format_go_duration(nanos: i128) -> String {
+/// Go's `time.Duration.String()` of a duration in nanoseconds.
+pub fn format_go_duration(nanos: i128) -> String {
     if nanos == 0 {
         return "0s".to_owned();
     }

@@ -1,0 +1,164 @@
+//! `SidecarTemplateData`: the data Istio's injection templates execute on
+//! (`*inject.SidecarTemplateData`), as a host object with Go's field names.
+//!
+//! Build a [`TemplateInput`] per admission request (the pod and its effective ProxyConfig
+//! change per request; the mesh config and the values are shared `Arc`s / [`Value`]s built
+//! once per configuration), then [`sidecar_template_data`]. Nothing is converted up front:
+//! each field becomes a template value on first access and is cached.
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
+use gotemplate::{IntType, Object, Value};
+use serde_json::Value as Json;
+
+use super::objects::gostruct::{GoStruct, JsonRef};
+use super::objects::{kube, mesh};
+use crate::owner::Owner;
+
+/// Everything the sidecar template data is derived from.
+#[derive(Debug, Clone)]
+pub struct TemplateInput {
+    /// The pod as the templates see it (after stripping previous injections).
+    pub pod: Arc<Json>,
+    /// The owning workload (`owner_of`).
+    pub owner: Owner,
+    /// The mesh config, protobuf JSON (`settings::parse_mesh`).
+    pub mesh: Arc<Json>,
+    /// The pod's effective ProxyConfig, protobuf JSON (`mesh::effective_proxy_config`).
+    pub proxy_config: Arc<Json>,
+    /// The `values`, converted once per configuration with [`Value::from_json`].
+    pub values: Value,
+    /// The injector's revision.
+    pub revision: String,
+    /// Whether native sidecars are enabled for this pod.
+    pub native_sidecars: bool,
+    /// `COMPLIANCE_POLICY`.
+    pub compliance_policy: String,
+    /// The proxy's UID (1337 unless OpenShift).
+    pub proxy_uid: i64,
+    /// The proxy's GID (1337 unless OpenShift).
+    pub proxy_gid: i64,
+    /// `ProxyImage` (`images::proxy_image`).
+    pub proxy_image: String,
+    /// `ProxyInitImage` (`images::proxy_init_image`).
+    pub proxy_init_image: String,
+}
+
+/// `InboundTrafficPolicyMode`: `localhost` for mesh `inboundTrafficPolicy.mode: LOCALHOST`.
+pub fn inbound_traffic_policy_mode(mesh: &Json) -> &'static str {
+    if mesh.pointer("/inboundTrafficPolicy/mode").and_then(Json::as_str) == Some("LOCALHOST") {
+        "localhost"
+    } else {
+        "passthrough"
+    }
+}
+
+/// The proxy and init images for a pod (Istio's `ProxyImage` and `ProxyInitImage`).
+pub fn images(values: &Json, proxy_config: &Json, pod: &Json) -> (String, String) {
+    let annotation = crate::pod::annotation(pod, crate::images::PROXY_IMAGE_TYPE_ANNOTATION);
+    let image_type = proxy_config
+        .get("image")
+        .map(|image| image.get("imageType").and_then(Json::as_str).unwrap_or(""));
+    (
+        crate::images::proxy_image(values, image_type, annotation),
+        crate::images::proxy_init_image(values, annotation),
+    )
+}
+
+const FIELDS: &[&str] = &[
+    "TypeMeta",
+    "DeploymentMeta",
+    "ObjectMeta",
+    "Spec",
+    "ProxyConfig",
+    "MeshConfig",
+    "Values",
+    "Revision",
+    "NativeSidecars",
+    "ProxyImage",
+    "ProxyInitImage",
+    "InboundTrafficPolicyMode",
+    "CompliancePolicy",
+    "ProxyUID",
+    "ProxyGID",
+];
+
+/// `*inject.SidecarTemplateData`.
+#[derive(Debug)]
+struct SidecarTemplateData {
+    input: TemplateInput,
+    cache: [OnceLock<Value>; FIELDS.len()],
+}
+
+/// The template data for one pod: pass it to `Template::execute`.
+pub fn sidecar_template_data(input: TemplateInput) -> Value {
+    Value::object(SidecarTemplateData {
+        input,
+        cache: Default::default(),
+    })
+}
+
+impl SidecarTemplateData {
+    fn make(&self, name: &str) -> Value {
+        let i = &self.input;
+        let pod = JsonRef::root(i.pod.clone());
+        match name {
+            "TypeMeta" => Value::object(GoStruct::value(
+                &kube::TYPE_META,
+                Some(JsonRef::root(Arc::new(serde_json::json!({
+                    "kind": i.owner.kind, "apiVersion": i.owner.api_version
+                })))),
+            )),
+            "DeploymentMeta" => Value::object(GoStruct::value(
+                &kube::NAMESPACED_NAME,
+                Some(JsonRef::root(Arc::new(serde_json::json!({
+                    "Namespace": i.owner.namespace, "Name": i.owner.name
+                })))),
+            )),
+            "ObjectMeta" => Value::object(GoStruct::value(&kube::OBJECT_META, pod.key("metadata"))),
+            "Spec" => Value::object(GoStruct::value(&kube::POD_SPEC, pod.key("spec"))),
+            "ProxyConfig" => Value::object(GoStruct::pointer(
+                &mesh::PROXY_CONFIG,
+                Some(JsonRef::root(i.proxy_config.clone())),
+            )),
+            "MeshConfig" => Value::object(GoStruct::pointer(
+                &mesh::MESH_CONFIG,
+                Some(JsonRef::root(i.mesh.clone())),
+            )),
+            "Values" => i.values.clone(),
+            "Revision" => Value::str(i.revision.as_str()),
+            "NativeSidecars" => Value::Bool(i.native_sidecars),
+            "ProxyImage" => Value::str(i.proxy_image.as_str()),
+            "ProxyInitImage" => Value::str(i.proxy_init_image.as_str()),
+            "InboundTrafficPolicyMode" => Value::str(inbound_traffic_policy_mode(&i.mesh)),
+            "CompliancePolicy" => Value::str(i.compliance_policy.as_str()),
+            "ProxyUID" => Value::Int(i.proxy_uid, IntType::Int64),
+            "ProxyGID" => Value::Int(i.proxy_gid, IntType::Int64),
+            _ => Value::Missing,
+        }
+    }
+}
+
+impl Object for SidecarTemplateData {
+    fn type_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("*inject.SidecarTemplateData")
+    }
+
+    fn has_field(&self, name: &str) -> bool {
+        FIELDS.contains(&name)
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        let index = FIELDS.iter().position(|f| *f == name)?;
+        Some(self.cache[index].get_or_init(|| self.make(name)).clone())
+    }
+
+    fn format_v(&self, _plus: bool) -> String {
+        let parts: Vec<String> = FIELDS
+            .iter()
+            .map(|f| gotemplate::fmt::sprint(&[self.field(f).unwrap_or_default()]))
+            .collect();
+        format!("&{{{}}}", parts.join(" "))
+    }
+}

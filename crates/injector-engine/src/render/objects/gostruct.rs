@@ -1,0 +1,616 @@
+//! A Go struct (or a pointer to one) backed by a JSON node and described by a static schema.
+//!
+//! Kubernetes and protobuf types reach the templates as Go structs: `.Spec.Containers`,
+//! `.ProxyConfig.ProxyMetadata`, `.GetTracing`. Instead of decoding the pod and the mesh config
+//! into Rust types, a [`GoStruct`] keeps a reference into the original JSON (shared through an
+//! `Arc`, so nothing is copied) and a [`Schema`] listing the Go fields in declaration order
+//! with their JSON names and Go types. A field is converted to a template value on first
+//! access and cached, so repeated reads (the sidecar template reads `.ObjectMeta.Annotations`
+//! about seventy times) cost one lookup.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use gotemplate::{IntType, Object, ObjectKind, UintType, Value};
+use serde_json::Value as Json;
+
+use super::proto::{Enum, EnumType, Wrapper, WrapperKind};
+use super::{GO_JSON_METHOD, RAW_JSON_METHOD};
+use crate::render::json::{go_json_of_raw, write_go_json};
+
+/// A position inside a shared JSON document.
+#[derive(Clone)]
+pub struct JsonRef {
+    root: Arc<Json>,
+    path: Arc<[Seg]>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Seg {
+    Key(&'static str),
+    Index(usize),
+}
+
+impl fmt::Debug for JsonRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JsonRef({:?})", self.path)
+    }
+}
+
+impl JsonRef {
+    /// The whole document.
+    pub fn root(root: Arc<Json>) -> JsonRef {
+        JsonRef {
+            root,
+            path: Arc::from(Vec::new()),
+        }
+    }
+
+    /// The JSON node this refers to (`Null` if the path no longer resolves).
+    pub fn get(&self) -> &Json {
+        let mut node = &*self.root;
+        for seg in self.path.iter() {
+            node = match seg {
+                Seg::Key(k) => node.get(*k),
+                Seg::Index(i) => node.get(*i),
+            }
+            .unwrap_or(&Json::Null);
+        }
+        node
+    }
+
+    fn push(&self, seg: Seg) -> JsonRef {
+        let mut path = Vec::with_capacity(self.path.len() + 1);
+        path.extend_from_slice(&self.path);
+        path.push(seg);
+        JsonRef {
+            root: self.root.clone(),
+            path: path.into(),
+        }
+    }
+
+    /// The member `key`, if present and not null.
+    pub fn key(&self, key: &'static str) -> Option<JsonRef> {
+        match self.get().get(key) {
+            None | Some(Json::Null) => None,
+            Some(_) => Some(self.push(Seg::Key(key))),
+        }
+    }
+
+    /// The elements of an array (none if this is not an array).
+    pub fn items(&self) -> Vec<JsonRef> {
+        let n = self.get().as_array().map_or(0, Vec::len);
+        (0..n).map(|i| self.push(Seg::Index(i))).collect()
+    }
+}
+
+/// The Go type of a struct field.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// `string` (or a named string type such as `v1.Protocol`).
+    Str,
+    /// `int32`
+    Int32,
+    /// `int64`
+    Int64,
+    /// `uint32`
+    Uint32,
+    /// `float64`
+    Float64,
+    /// `bool`
+    Bool,
+    /// `map[string]string`
+    StrMap,
+    /// `[]string`
+    StrList,
+    /// A struct value.
+    Struct(&'static Schema),
+    /// A pointer to a struct (nil when absent).
+    Ptr(&'static Schema),
+    /// A slice of struct values.
+    List(&'static Schema),
+    /// A slice of struct pointers.
+    PtrList(&'static Schema),
+    /// A type not modelled field by field, named by its Go spelling (`*v1.Probe`, `[]v1.EnvVar`,
+    /// `v1.ResourceRequirements`). Its value is its JSON.
+    Opaque(&'static str),
+    /// `metav1.Time` (marshals as `null` when zero).
+    Time,
+    /// A protobuf enum.
+    Enum(&'static EnumType),
+    /// A protobuf well-known wrapper or duration.
+    Wrapper(WrapperKind),
+    /// `*string`
+    PtrStr,
+    /// `*int32`
+    PtrInt32,
+    /// `*int64`
+    PtrInt64,
+    /// `*bool`
+    PtrBool,
+}
+
+/// One struct field.
+#[derive(Debug)]
+pub struct Field {
+    /// The Go field name.
+    pub go: &'static str,
+    /// The JSON name (protobuf JSON for messages, the `json` tag for Kubernetes types).
+    pub json: &'static str,
+    /// The Go type.
+    pub kind: Kind,
+    /// Whether the `json` tag has `omitempty`.
+    pub omitempty: bool,
+}
+
+/// Shorthand for a field declaration.
+pub const fn f(go: &'static str, json: &'static str, kind: Kind) -> Field {
+    Field {
+        go,
+        json,
+        kind,
+        omitempty: true,
+    }
+}
+
+/// Shorthand for a field whose `json` tag has no `omitempty`.
+pub const fn always(go: &'static str, json: &'static str, kind: Kind) -> Field {
+    Field {
+        go,
+        json,
+        kind,
+        omitempty: false,
+    }
+}
+
+/// A Go struct type.
+#[derive(Debug)]
+pub struct Schema {
+    /// The Go type name without the pointer star (`v1.Container`, `v1alpha1.ProxyConfig`).
+    pub go_type: &'static str,
+    /// `%T` of the pointer type (`*v1alpha1.ProxyConfig`).
+    pub ptr_type: &'static str,
+    /// The fields in declaration order.
+    pub fields: &'static [Field],
+    /// Whether the type has protobuf's nil-safe `GetX` getters for every field.
+    pub getters: bool,
+    /// Getters that are not fields (oneof members such as `GetServiceCluster`), named without
+    /// `Get`.
+    pub oneof_getters: &'static [Field],
+    /// Whether `\0gojson` writes the raw JSON (protobuf messages) instead of the schema's
+    /// `encoding/json` form (Kubernetes types).
+    pub raw_json: bool,
+    /// The type's `String()` method, if it has one.
+    pub stringer: Option<fn(&Json) -> String>,
+}
+
+impl Schema {
+    /// A Kubernetes-style struct: no getters, `encoding/json` by the schema.
+    pub const fn kube(go_type: &'static str, ptr_type: &'static str, fields: &'static [Field]) -> Schema {
+        Schema {
+            go_type,
+            ptr_type,
+            fields,
+            getters: false,
+            oneof_getters: &[],
+            raw_json: false,
+            stringer: None,
+        }
+    }
+
+    /// A protobuf message: `GetX` getters for every field plus `oneof_getters`.
+    pub const fn proto(
+        go_type: &'static str,
+        ptr_type: &'static str,
+        fields: &'static [Field],
+        oneof_getters: &'static [Field],
+    ) -> Schema {
+        Schema {
+            go_type,
+            ptr_type,
+            fields,
+            getters: true,
+            oneof_getters,
+            raw_json: true,
+            stringer: None,
+        }
+    }
+}
+
+/// A struct value or pointer backed by JSON.
+pub struct GoStruct {
+    schema: &'static Schema,
+    node: Option<JsonRef>,
+    pointer: bool,
+    cache: Box<[OnceLock<Value>]>,
+}
+
+impl fmt::Debug for GoStruct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GoStruct({})", self.schema.go_type)
+    }
+}
+
+impl GoStruct {
+    /// A struct value (a missing node gives the zero struct).
+    pub fn value(schema: &'static Schema, node: Option<JsonRef>) -> GoStruct {
+        Self::new(schema, node, false)
+    }
+
+    /// A pointer (a missing node gives a typed nil).
+    pub fn pointer(schema: &'static Schema, node: Option<JsonRef>) -> GoStruct {
+        Self::new(schema, node, true)
+    }
+
+    fn new(schema: &'static Schema, node: Option<JsonRef>, pointer: bool) -> GoStruct {
+        GoStruct {
+            schema,
+            node,
+            pointer,
+            cache: (0..schema.fields.len()).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    fn json(&self) -> &Json {
+        self.node.as_ref().map_or(&Json::Null, JsonRef::get)
+    }
+
+    fn child(&self, field: &Field) -> Option<JsonRef> {
+        self.node.as_ref().and_then(|n| n.key(field.json))
+    }
+
+    fn field_value(&self, index: usize) -> Value {
+        let field = &self.schema.fields[index];
+        self.cache[index]
+            .get_or_init(|| make_value(field.kind, self.child(field)))
+            .clone()
+    }
+
+    fn getter(&self, name: &str) -> Option<&'static Field> {
+        if !self.schema.getters {
+            return None;
+        }
+        let base = name.strip_prefix("Get")?;
+        self.schema
+            .fields
+            .iter()
+            .chain(self.schema.oneof_getters)
+            .find(|f| f.go == base)
+    }
+
+    /// The schema's `encoding/json` form.
+    fn write_go_json(&self, out: &mut String) {
+        if self.pointer && self.node.is_none() {
+            out.push_str("null");
+            return;
+        }
+        if self.schema.raw_json {
+            out.push_str(&go_json_of_raw(self.json()));
+            return;
+        }
+        out.push('{');
+        let mut first = true;
+        for (i, field) in self.schema.fields.iter().enumerate() {
+            let child = self.child(field);
+            if field.omitempty && is_empty(field.kind, child.as_ref()) {
+                continue;
+            }
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            crate::gojson::write_string(out, field.json);
+            out.push(':');
+            match field.kind {
+                Kind::Opaque(t) => match &child {
+                    Some(c) => out.push_str(&go_json_of_raw(c.get())),
+                    None if t.starts_with('*') || t.starts_with("[]") || t.starts_with("map") => {
+                        out.push_str("null");
+                    }
+                    None => out.push_str("{}"),
+                },
+                Kind::Time => match &child {
+                    Some(c) => out.push_str(&go_json_of_raw(c.get())),
+                    None => out.push_str("null"),
+                },
+                _ => {
+                    if write_go_json(out, &self.field_value(i)).is_err() {
+                        out.push_str("null");
+                    }
+                }
+            }
+        }
+        out.push('}');
+    }
+}
+
+/// Go's `omitempty` test on the JSON that backs a field.
+fn is_empty(kind: Kind, node: Option<&JsonRef>) -> bool {
+    let pointer_like = |t: &str| t.starts_with('*') || t.starts_with("[]") || t.starts_with("map");
+    let Some(node) = node else {
+        // Absent: the zero value. Struct values are never empty.
+        return match kind {
+            Kind::Struct(_) | Kind::Time => false,
+            Kind::Opaque(t) => pointer_like(t),
+            _ => true,
+        };
+    };
+    match (kind, node.get()) {
+        (Kind::Str, Json::String(s)) => s.is_empty(),
+        (Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Float64, Json::Number(n)) => {
+            n.as_f64() == Some(0.0)
+        }
+        (Kind::Bool, Json::Bool(b)) => !b,
+        (Kind::StrMap, Json::Object(m)) => m.is_empty(),
+        (Kind::Opaque(t), Json::Object(m)) if t.starts_with("map") => m.is_empty(),
+        (_, Json::Array(a)) => a.is_empty(),
+        _ => false,
+    }
+}
+
+/// Converts a field's JSON into the template value of its Go type.
+pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
+    let json = node.as_ref().map(JsonRef::get);
+    match kind {
+        Kind::Str => Value::str(json.and_then(Json::as_str).unwrap_or("")),
+        Kind::Int32 => Value::Int(json_i64(json), IntType::Int32),
+        Kind::Int64 => Value::Int(json_i64(json), IntType::Int64),
+        Kind::Uint32 => Value::Uint(json_i64(json).max(0) as u64, UintType::Uint32),
+        Kind::Float64 => Value::Float(json.and_then(Json::as_f64).unwrap_or(0.0)),
+        Kind::Bool => Value::Bool(json.and_then(Json::as_bool).unwrap_or(false)),
+        Kind::StrMap => string_map(json),
+        Kind::StrList => Value::string_list(
+            json.and_then(Json::as_array)
+                .map(|a| a.iter().map(|s| Value::str(s.as_str().unwrap_or(""))).collect())
+                .unwrap_or_default(),
+        ),
+        Kind::Struct(s) => Value::object(GoStruct::value(s, node)),
+        Kind::Ptr(s) => Value::object(GoStruct::pointer(s, node)),
+        Kind::List(s) => Value::list(
+            node.map(|n| n.items())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|n| Value::object(GoStruct::value(s, Some(n))))
+                .collect(),
+        ),
+        Kind::PtrList(s) => Value::list(
+            node.map(|n| n.items())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|n| Value::object(GoStruct::pointer(s, Some(n))))
+                .collect(),
+        ),
+        Kind::Opaque(t) => Value::object(Opaque::new(t, node)),
+        Kind::Time => Value::object(Opaque::new("v1.Time", node)),
+        Kind::Enum(t) => Value::object(Enum::from_json(t, json)),
+        Kind::Wrapper(w) => Value::object(Wrapper::new(w, json.cloned())),
+        Kind::PtrStr => match json.and_then(Json::as_str) {
+            Some(s) => Value::str(s),
+            None => Value::object(NilScalar("*string")),
+        },
+        Kind::PtrInt32 => match json.and_then(Json::as_i64) {
+            Some(n) => Value::Int(n, IntType::Int32),
+            None => Value::object(NilScalar("*int32")),
+        },
+        Kind::PtrInt64 => match json.and_then(Json::as_i64) {
+            Some(n) => Value::Int(n, IntType::Int64),
+            None => Value::object(NilScalar("*int64")),
+        },
+        Kind::PtrBool => match json.and_then(Json::as_bool) {
+            Some(b) => Value::Bool(b),
+            None => Value::object(NilScalar("*bool")),
+        },
+    }
+}
+
+fn json_i64(json: Option<&Json>) -> i64 {
+    match json {
+        Some(Json::Number(n)) => n.as_i64().unwrap_or_else(|| n.as_f64().unwrap_or(0.0) as i64),
+        Some(Json::String(s)) => s.parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A `map[string]string` from a JSON object (non-string values are printed as JSON).
+pub fn string_map(json: Option<&Json>) -> Value {
+    Value::string_map(
+        json.and_then(Json::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| {
+                        let s = match v {
+                            Json::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        (k.clone(), Value::str(s))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
+}
+
+impl Object for GoStruct {
+    fn type_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed(if self.pointer {
+            self.schema.ptr_type
+        } else {
+            self.schema.go_type
+        })
+    }
+
+    fn kind(&self) -> ObjectKind {
+        if self.pointer {
+            ObjectKind::Pointer
+        } else {
+            ObjectKind::Struct
+        }
+    }
+
+    fn is_nil(&self) -> bool {
+        self.pointer && self.node.is_none()
+    }
+
+    fn has_field(&self, name: &str) -> bool {
+        self.schema.fields.iter().any(|f| f.go == name)
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        if self.is_nil() {
+            return None;
+        }
+        let index = self.schema.fields.iter().position(|f| f.go == name)?;
+        Some(self.field_value(index))
+    }
+
+    fn method_arity(&self, name: &str) -> Option<usize> {
+        if name == GO_JSON_METHOD
+            || name == RAW_JSON_METHOD
+            || self.getter(name).is_some()
+            || (name == "String" && self.schema.stringer.is_some())
+        {
+            Some(0)
+        } else {
+            None
+        }
+    }
+
+    fn call_method(&self, name: &str, _args: &[Value]) -> Result<Value, String> {
+        if name == GO_JSON_METHOD {
+            let mut out = String::new();
+            self.write_go_json(&mut out);
+            return Ok(Value::str(out));
+        }
+        if name == RAW_JSON_METHOD {
+            return Ok(Value::str(if self.is_nil() {
+                "null".to_string()
+            } else {
+                self.json().to_string()
+            }));
+        }
+        if name == "String" {
+            return Ok(Value::str(self.string().unwrap_or_default()));
+        }
+        let field = self.getter(name).ok_or_else(|| format!("no method {name}"))?;
+        if let Some(index) = self.schema.fields.iter().position(|f| std::ptr::eq(f, field)) {
+            return Ok(if self.is_nil() {
+                make_value(field.kind, None)
+            } else {
+                self.field_value(index)
+            });
+        }
+        Ok(make_value(field.kind, self.child(field)))
+    }
+
+    fn format_v(&self, _plus: bool) -> String {
+        if self.is_nil() {
+            return "<nil>".into();
+        }
+        let parts: Vec<String> = (0..self.schema.fields.len())
+            .map(|i| gotemplate::fmt::sprint(&[self.field_value(i)]))
+            .collect();
+        let body = format!("{{{}}}", parts.join(" "));
+        if self.pointer { format!("&{body}") } else { body }
+    }
+
+    fn string(&self) -> Option<String> {
+        if self.is_nil() {
+            return None;
+        }
+        self.schema.stringer.map(|f| f(self.json()))
+    }
+
+    fn to_data(&self) -> Option<Value> {
+        let mut out = String::new();
+        self.write_go_json(&mut out);
+        serde_json::from_str::<Json>(&out)
+            .ok()
+            .map(|j| Value::from_json(&j))
+    }
+}
+
+/// A value of a type the schemas do not model field by field; carries its JSON.
+#[derive(Debug)]
+pub struct Opaque {
+    type_name: &'static str,
+    node: Option<JsonRef>,
+}
+
+impl Opaque {
+    /// A value of Go type `type_name` backed by `node`.
+    pub fn new(type_name: &'static str, node: Option<JsonRef>) -> Opaque {
+        Opaque { type_name, node }
+    }
+}
+
+impl Object for Opaque {
+    fn type_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self.type_name)
+    }
+
+    fn kind(&self) -> ObjectKind {
+        if self.type_name.starts_with('*') {
+            ObjectKind::Pointer
+        } else {
+            ObjectKind::Struct
+        }
+    }
+
+    fn is_nil(&self) -> bool {
+        self.node.is_none() && !matches!(self.kind(), ObjectKind::Struct)
+    }
+
+    fn len(&self) -> Option<usize> {
+        self.node
+            .as_ref()
+            .and_then(|n| n.get().as_array().map(Vec::len))
+            .or(if self.type_name.starts_with("[]") {
+                Some(0)
+            } else {
+                None
+            })
+    }
+
+    fn method_arity(&self, name: &str) -> Option<usize> {
+        (name == GO_JSON_METHOD || name == RAW_JSON_METHOD).then_some(0)
+    }
+
+    fn call_method(&self, _name: &str, _args: &[Value]) -> Result<Value, String> {
+        Ok(Value::str(match &self.node {
+            Some(n) => go_json_of_raw(n.get()),
+            None if self.type_name.starts_with('*')
+                || self.type_name.starts_with("[]")
+                || self.type_name == "v1.Time" =>
+            {
+                "null".to_string()
+            }
+            None => "{}".to_string(),
+        }))
+    }
+
+    fn to_data(&self) -> Option<Value> {
+        Some(match &self.node {
+            Some(n) => Value::from_json(n.get()),
+            None => Value::Nil,
+        })
+    }
+}
+
+/// A nil pointer to a scalar (`*string`, `*int64`): prints `<nil>`.
+#[derive(Debug)]
+pub struct NilScalar(pub &'static str);
+
+impl Object for NilScalar {
+    fn type_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self.0)
+    }
+
+    fn is_nil(&self) -> bool {
+        true
+    }
+
+    fn to_data(&self) -> Option<Value> {
+        Some(Value::Nil)
+    }
+}

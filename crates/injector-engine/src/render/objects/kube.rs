@@ -1,0 +1,233 @@
+//! Kubernetes types the templates walk (`k8s.io/api/core/v1`, `metav1`, `types`), as schemas
+//! for [`GoStruct`](super::gostruct::GoStruct): Go field names and order, `json` tags and
+//! `omitempty`, so `structToJSON` writes what Go's `encoding/json` writes. Types the templates
+//! only pass through (probes, env vars, volumes) are opaque: their JSON is used as is (a pod
+//! from the API server is already Go-marshalled, so its key order is Go's).
+
+use serde_json::Value as Json;
+
+use super::gostruct::Kind::{
+    Bool, Int32, Int64, List, Opaque, PtrBool, PtrInt32, PtrInt64, PtrStr, Str, StrList, StrMap, Time,
+};
+use super::gostruct::{Schema, always, f};
+
+/// `v1.ContainerPort`.
+pub static CONTAINER_PORT: Schema = Schema::kube(
+    "v1.ContainerPort",
+    "*v1.ContainerPort",
+    &[
+        f("Name", "name", Str),
+        f("HostPort", "hostPort", Int32),
+        always("ContainerPort", "containerPort", Int32),
+        f("Protocol", "protocol", Str),
+        f("HostIP", "hostIP", Str),
+    ],
+);
+
+/// `v1.Container`.
+pub static CONTAINER: Schema = Schema::kube(
+    "v1.Container",
+    "*v1.Container",
+    &[
+        always("Name", "name", Str),
+        f("Image", "image", Str),
+        f("Command", "command", StrList),
+        f("Args", "args", StrList),
+        f("WorkingDir", "workingDir", Str),
+        f("Ports", "ports", List(&CONTAINER_PORT)),
+        f("EnvFrom", "envFrom", Opaque("[]v1.EnvFromSource")),
+        f("Env", "env", Opaque("[]v1.EnvVar")),
+        f("Resources", "resources", Opaque("v1.ResourceRequirements")),
+        f(
+            "ResizePolicy",
+            "resizePolicy",
+            Opaque("[]v1.ContainerResizePolicy"),
+        ),
+        f("RestartPolicy", "restartPolicy", PtrStr),
+        f(
+            "RestartPolicyRules",
+            "restartPolicyRules",
+            Opaque("[]v1.ContainerRestartRule"),
+        ),
+        f("VolumeMounts", "volumeMounts", Opaque("[]v1.VolumeMount")),
+        f("VolumeDevices", "volumeDevices", Opaque("[]v1.VolumeDevice")),
+        f("LivenessProbe", "livenessProbe", Opaque("*v1.Probe")),
+        f("ReadinessProbe", "readinessProbe", Opaque("*v1.Probe")),
+        f("StartupProbe", "startupProbe", Opaque("*v1.Probe")),
+        f("Lifecycle", "lifecycle", Opaque("*v1.Lifecycle")),
+        f("TerminationMessagePath", "terminationMessagePath", Str),
+        f("TerminationMessagePolicy", "terminationMessagePolicy", Str),
+        f("ImagePullPolicy", "imagePullPolicy", Str),
+        f(
+            "SecurityContext",
+            "securityContext",
+            Opaque("*v1.SecurityContext"),
+        ),
+        f("Stdin", "stdin", Bool),
+        f("StdinOnce", "stdinOnce", Bool),
+        f("TTY", "tty", Bool),
+    ],
+);
+
+/// `v1.PodSpec`.
+pub static POD_SPEC: Schema = Schema::kube(
+    "v1.PodSpec",
+    "*v1.PodSpec",
+    &[
+        f("Volumes", "volumes", Opaque("[]v1.Volume")),
+        f("InitContainers", "initContainers", List(&CONTAINER)),
+        always("Containers", "containers", List(&CONTAINER)),
+        f(
+            "EphemeralContainers",
+            "ephemeralContainers",
+            Opaque("[]v1.EphemeralContainer"),
+        ),
+        f("RestartPolicy", "restartPolicy", Str),
+        f(
+            "TerminationGracePeriodSeconds",
+            "terminationGracePeriodSeconds",
+            PtrInt64,
+        ),
+        f("ActiveDeadlineSeconds", "activeDeadlineSeconds", PtrInt64),
+        f("DNSPolicy", "dnsPolicy", Str),
+        f("NodeSelector", "nodeSelector", StrMap),
+        f("ServiceAccountName", "serviceAccountName", Str),
+        f("DeprecatedServiceAccount", "serviceAccount", Str),
+        f(
+            "AutomountServiceAccountToken",
+            "automountServiceAccountToken",
+            PtrBool,
+        ),
+        f("NodeName", "nodeName", Str),
+        f("HostNetwork", "hostNetwork", Bool),
+        f("HostPID", "hostPID", Bool),
+        f("HostIPC", "hostIPC", Bool),
+        f("ShareProcessNamespace", "shareProcessNamespace", PtrBool),
+        f(
+            "SecurityContext",
+            "securityContext",
+            Opaque("*v1.PodSecurityContext"),
+        ),
+        f(
+            "ImagePullSecrets",
+            "imagePullSecrets",
+            Opaque("[]v1.LocalObjectReference"),
+        ),
+        f("Hostname", "hostname", Str),
+        f("Subdomain", "subdomain", Str),
+        f("Affinity", "affinity", Opaque("*v1.Affinity")),
+        f("SchedulerName", "schedulerName", Str),
+        f("Tolerations", "tolerations", Opaque("[]v1.Toleration")),
+        f("HostAliases", "hostAliases", Opaque("[]v1.HostAlias")),
+        f("PriorityClassName", "priorityClassName", Str),
+        f("Priority", "priority", PtrInt32),
+        f("DNSConfig", "dnsConfig", Opaque("*v1.PodDNSConfig")),
+        f(
+            "ReadinessGates",
+            "readinessGates",
+            Opaque("[]v1.PodReadinessGate"),
+        ),
+        f("RuntimeClassName", "runtimeClassName", PtrStr),
+        f("EnableServiceLinks", "enableServiceLinks", PtrBool),
+        f("PreemptionPolicy", "preemptionPolicy", PtrStr),
+        f(
+            "Overhead",
+            "overhead",
+            Opaque("map[v1.ResourceName]resource.Quantity"),
+        ),
+        f(
+            "TopologySpreadConstraints",
+            "topologySpreadConstraints",
+            Opaque("[]v1.TopologySpreadConstraint"),
+        ),
+        f("SetHostnameAsFQDN", "setHostnameAsFQDN", PtrBool),
+        f("OS", "os", Opaque("*v1.PodOS")),
+        f("HostUsers", "hostUsers", PtrBool),
+        f(
+            "SchedulingGates",
+            "schedulingGates",
+            Opaque("[]v1.PodSchedulingGate"),
+        ),
+        f(
+            "ResourceClaims",
+            "resourceClaims",
+            Opaque("[]v1.PodResourceClaim"),
+        ),
+        f("Resources", "resources", Opaque("*v1.ResourceRequirements")),
+        f("HostnameOverride", "hostnameOverride", PtrStr),
+    ],
+);
+
+/// `metav1.ObjectMeta` (with its `GetX` accessors).
+pub static OBJECT_META: Schema = Schema {
+    getters: true,
+    ..Schema::kube(
+        "v1.ObjectMeta",
+        "*v1.ObjectMeta",
+        &[
+            f("Name", "name", Str),
+            f("GenerateName", "generateName", Str),
+            f("Namespace", "namespace", Str),
+            f("SelfLink", "selfLink", Str),
+            f("UID", "uid", Str),
+            f("ResourceVersion", "resourceVersion", Str),
+            f("Generation", "generation", Int64),
+            f("CreationTimestamp", "creationTimestamp", Time),
+            f("DeletionTimestamp", "deletionTimestamp", Opaque("*v1.Time")),
+            f(
+                "DeletionGracePeriodSeconds",
+                "deletionGracePeriodSeconds",
+                PtrInt64,
+            ),
+            f("Labels", "labels", StrMap),
+            f("Annotations", "annotations", StrMap),
+            f(
+                "OwnerReferences",
+                "ownerReferences",
+                Opaque("[]v1.OwnerReference"),
+            ),
+            f("Finalizers", "finalizers", StrList),
+            f(
+                "ManagedFields",
+                "managedFields",
+                Opaque("[]v1.ManagedFieldsEntry"),
+            ),
+        ],
+    )
+};
+
+/// `metav1.TypeMeta`.
+pub static TYPE_META: Schema = Schema::kube(
+    "v1.TypeMeta",
+    "*v1.TypeMeta",
+    &[f("Kind", "kind", Str), f("APIVersion", "apiVersion", Str)],
+);
+
+/// `types.NamespacedName` (no `json` tags; `String()` is `namespace/name`).
+pub static NAMESPACED_NAME: Schema = Schema {
+    stringer: Some(namespaced_name_string),
+    ..Schema::kube(
+        "types.NamespacedName",
+        "*types.NamespacedName",
+        &[always("Namespace", "Namespace", Str), always("Name", "Name", Str)],
+    )
+};
+
+fn namespaced_name_string(json: &Json) -> String {
+    let get = |k: &str| json.get(k).and_then(Json::as_str).unwrap_or("");
+    format!("{}/{}", get("Namespace"), get("Name"))
+}
+
+/// `v1.ServicePort` (gateway template input).
+pub static SERVICE_PORT: Schema = Schema::kube(
+    "v1.ServicePort",
+    "*v1.ServicePort",
+    &[
+        f("Name", "name", Str),
+        f("Protocol", "protocol", Str),
+        f("AppProtocol", "appProtocol", PtrStr),
+        always("Port", "port", Int32),
+        f("TargetPort", "targetPort", Opaque("intstr.IntOrString")),
+        f("NodePort", "nodePort", Int32),
+    ],
+);

@@ -1,0 +1,362 @@
+//! Istio's mesh API types (`istio.io/api/mesh/v1alpha1`) as schemas for
+//! [`GoStruct`](super::gostruct::GoStruct), backed by their protobuf JSON: `*v1alpha1.ProxyConfig`,
+//! `*v1alpha1.MeshConfig` and what the templates reach through them (`Tracing`,
+//! `ClientTLSSettings`). Every message has protobuf's nil-safe `GetX` getters; fields that are
+//! `oneof`s in Go (`ClusterName`, `Tracer`, `Provider`) are reachable only through their getters,
+//! as in Go. Nested messages the templates do not walk are opaque.
+
+use super::gostruct::Kind::{
+    Bool, Enum, Float64, Int32, Opaque, Ptr, PtrList, Str, StrList, StrMap, Wrapper,
+};
+use super::gostruct::{Schema, f};
+use super::proto::{EnumType, WrapperKind};
+
+const DURATION: super::gostruct::Kind = Wrapper(WrapperKind::Duration);
+const BOOL_VALUE: super::gostruct::Kind = Wrapper(WrapperKind::Bool);
+
+/// `ProxyConfig_InboundInterceptionMode`.
+pub static INTERCEPTION_MODE: EnumType = EnumType {
+    go_type: "v1alpha1.ProxyConfig_InboundInterceptionMode",
+    values: &[("REDIRECT", 0), ("TPROXY", 1), ("NONE", 2)],
+};
+
+static AUTH_POLICY: EnumType = EnumType {
+    go_type: "v1alpha1.AuthenticationPolicy",
+    values: &[("NONE", 0), ("MUTUAL_TLS", 1), ("INHERIT", 1000)],
+};
+
+static TRACING_SERVICE_NAME: EnumType = EnumType {
+    go_type: "v1alpha1.ProxyConfig_TracingServiceName",
+    values: &[
+        ("APP_LABEL_AND_NAMESPACE", 0),
+        ("CANONICAL_NAME_ONLY", 1),
+        ("CANONICAL_NAME_AND_NAMESPACE", 2),
+    ],
+};
+
+static TLS_MODE: EnumType = EnumType {
+    go_type: "v1alpha3.ClientTLSSettings_TLSmode",
+    values: &[("DISABLE", 0), ("SIMPLE", 1), ("MUTUAL", 2), ("ISTIO_MUTUAL", 3)],
+};
+
+static INGRESS_CONTROLLER_MODE: EnumType = EnumType {
+    go_type: "v1alpha1.MeshConfig_IngressControllerMode",
+    values: &[("UNSPECIFIED", 0), ("OFF", 1), ("DEFAULT", 2), ("STRICT", 3)],
+};
+
+static ACCESS_LOG_ENCODING: EnumType = EnumType {
+    go_type: "v1alpha1.MeshConfig_AccessLogEncoding",
+    values: &[("TEXT", 0), ("JSON", 1)],
+};
+
+static H2_UPGRADE_POLICY: EnumType = EnumType {
+    go_type: "v1alpha1.MeshConfig_H2UpgradePolicy",
+    values: &[("DO_NOT_UPGRADE", 0), ("UPGRADE", 1)],
+};
+
+/// `v1alpha3.ClientTLSSettings`.
+pub static CLIENT_TLS_SETTINGS: Schema = Schema::proto(
+    "v1alpha3.ClientTLSSettings",
+    "*v1alpha3.ClientTLSSettings",
+    &[
+        f("Mode", "mode", Enum(&TLS_MODE)),
+        f("ClientCertificate", "clientCertificate", Str),
+        f("PrivateKey", "privateKey", Str),
+        f("CaCertificates", "caCertificates", Str),
+        f("CredentialName", "credentialName", Str),
+        f("SubjectAltNames", "subjectAltNames", StrList),
+        f("Sni", "sni", Str),
+        f("InsecureSkipVerify", "insecureSkipVerify", BOOL_VALUE),
+        f("CaCrl", "caCrl", Str),
+    ],
+    &[],
+);
+
+/// `v1alpha1.Tracing`.
+pub static TRACING: Schema = Schema::proto(
+    "v1alpha1.Tracing",
+    "*v1alpha1.Tracing",
+    &[
+        f("Tracer", "tracer", Opaque("v1alpha1.isTracing_Tracer")),
+        f(
+            "CustomTags",
+            "customTags",
+            Opaque("map[string]*v1alpha1.Tracing_CustomTag"),
+        ),
+        f(
+            "MaxPathTagLength",
+            "maxPathTagLength",
+            Wrapper(WrapperKind::UInt32),
+        ),
+        f("Sampling", "sampling", Float64),
+        f("TlsSettings", "tlsSettings", Ptr(&CLIENT_TLS_SETTINGS)),
+        f("EnableIstioTags", "enableIstioTags", BOOL_VALUE),
+    ],
+    &[
+        f("Zipkin", "zipkin", Opaque("*v1alpha1.Tracing_Zipkin")),
+        f("Lightstep", "lightstep", Opaque("*v1alpha1.Tracing_Lightstep")),
+        f("Datadog", "datadog", Opaque("*v1alpha1.Tracing_Datadog")),
+        f(
+            "Stackdriver",
+            "stackdriver",
+            Opaque("*v1alpha1.Tracing_Stackdriver"),
+        ),
+        f(
+            "OpenCensusAgent",
+            "openCensusAgent",
+            Opaque("*v1alpha1.Tracing_OpenCensusAgent"),
+        ),
+    ],
+);
+
+/// `v1alpha1.ProxyConfig`.
+pub static PROXY_CONFIG: Schema = Schema::proto(
+    "v1alpha1.ProxyConfig",
+    "*v1alpha1.ProxyConfig",
+    &[
+        f("ConfigPath", "configPath", Str),
+        f("BinaryPath", "binaryPath", Str),
+        f(
+            "ClusterName",
+            "clusterName",
+            Opaque("v1alpha1.isProxyConfig_ClusterName"),
+        ),
+        f("DrainDuration", "drainDuration", DURATION),
+        f("ParentShutdownDuration", "parentShutdownDuration", DURATION),
+        f("DiscoveryAddress", "discoveryAddress", Str),
+        f("DiscoveryRefreshDelay", "discoveryRefreshDelay", DURATION),
+        f("ZipkinAddress", "zipkinAddress", Str),
+        f("StatsdUdpAddress", "statsdUdpAddress", Str),
+        f("EnvoyMetricsServiceAddress", "envoyMetricsServiceAddress", Str),
+        f("ProxyAdminPort", "proxyAdminPort", Int32),
+        f("AvailabilityZone", "availabilityZone", Str),
+        f(
+            "ControlPlaneAuthPolicy",
+            "controlPlaneAuthPolicy",
+            Enum(&AUTH_POLICY),
+        ),
+        f("CustomConfigFile", "customConfigFile", Str),
+        f("StatNameLength", "statNameLength", Int32),
+        f("Concurrency", "concurrency", Wrapper(WrapperKind::Int32)),
+        f("ProxyBootstrapTemplatePath", "proxyBootstrapTemplatePath", Str),
+        f("InterceptionMode", "interceptionMode", Enum(&INTERCEPTION_MODE)),
+        f("Tracing", "tracing", Ptr(&TRACING)),
+        f("Sds", "sds", Opaque("*v1alpha1.SDS")),
+        f(
+            "EnvoyAccessLogService",
+            "envoyAccessLogService",
+            Opaque("*v1alpha1.RemoteService"),
+        ),
+        f(
+            "EnvoyMetricsService",
+            "envoyMetricsService",
+            Opaque("*v1alpha1.RemoteService"),
+        ),
+        f("ProxyMetadata", "proxyMetadata", StrMap),
+        f("RuntimeValues", "runtimeValues", StrMap),
+        f("StatusPort", "statusPort", Int32),
+        f("ExtraStatTags", "extraStatTags", StrList),
+        f("GatewayTopology", "gatewayTopology", Opaque("*v1alpha1.Topology")),
+        f("TerminationDrainDuration", "terminationDrainDuration", DURATION),
+        f("MeshId", "meshId", Str),
+        f(
+            "ReadinessProbe",
+            "readinessProbe",
+            Opaque("*v1alpha3.ReadinessProbe"),
+        ),
+        f(
+            "ProxyStatsMatcher",
+            "proxyStatsMatcher",
+            Opaque("*v1alpha1.ProxyConfig_ProxyStatsMatcher"),
+        ),
+        f(
+            "HoldApplicationUntilProxyStarts",
+            "holdApplicationUntilProxyStarts",
+            BOOL_VALUE,
+        ),
+        f("CaCertificatesPem", "caCertificatesPem", StrList),
+        f("Image", "image", Opaque("*v1beta1.ProxyImage")),
+        f(
+            "PrivateKeyProvider",
+            "privateKeyProvider",
+            Opaque("*v1alpha1.PrivateKeyProvider"),
+        ),
+        f(
+            "ProxyHeaders",
+            "proxyHeaders",
+            Opaque("*v1alpha1.ProxyConfig_ProxyHeaders"),
+        ),
+        f("FileFlushInterval", "fileFlushInterval", DURATION),
+        f(
+            "FileFlushMinSizeKb",
+            "fileFlushMinSizeKb",
+            Wrapper(WrapperKind::UInt32),
+        ),
+    ],
+    &[
+        f("ServiceCluster", "serviceCluster", Str),
+        f(
+            "TracingServiceName",
+            "tracingServiceName",
+            Enum(&TRACING_SERVICE_NAME),
+        ),
+    ],
+);
+
+/// `v1alpha1.MeshConfig_ExtensionProvider`.
+pub static EXTENSION_PROVIDER: Schema = Schema::proto(
+    "v1alpha1.MeshConfig_ExtensionProvider",
+    "*v1alpha1.MeshConfig_ExtensionProvider",
+    &[
+        f("Name", "name", Str),
+        f(
+            "Provider",
+            "provider",
+            Opaque("v1alpha1.isMeshConfig_ExtensionProvider_Provider"),
+        ),
+    ],
+    &[
+        f(
+            "Opentelemetry",
+            "opentelemetry",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_OpenTelemetryTracingProvider"),
+        ),
+        f(
+            "Zipkin",
+            "zipkin",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_ZipkinTracingProvider"),
+        ),
+        f(
+            "Prometheus",
+            "prometheus",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_PrometheusMetricsProvider"),
+        ),
+        f(
+            "EnvoyFileAccessLog",
+            "envoyFileAccessLog",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyFileAccessLogProvider"),
+        ),
+    ],
+);
+
+/// `v1alpha1.MeshConfig`.
+pub static MESH_CONFIG: Schema = Schema::proto(
+    "v1alpha1.MeshConfig",
+    "*v1alpha1.MeshConfig",
+    &[
+        f("ProxyListenPort", "proxyListenPort", Int32),
+        f("ProxyInboundListenPort", "proxyInboundListenPort", Int32),
+        f("ProxyHttpPort", "proxyHttpPort", Int32),
+        f("ConnectTimeout", "connectTimeout", DURATION),
+        f("ProtocolDetectionTimeout", "protocolDetectionTimeout", DURATION),
+        f("TcpKeepalive", "tcpKeepalive", Opaque("*v3.TcpKeepalive")),
+        f("IngressClass", "ingressClass", Str),
+        f("IngressService", "ingressService", Str),
+        f(
+            "IngressControllerMode",
+            "ingressControllerMode",
+            Enum(&INGRESS_CONTROLLER_MODE),
+        ),
+        f("IngressSelector", "ingressSelector", Str),
+        f("EnableTracing", "enableTracing", Bool),
+        f("AccessLogFile", "accessLogFile", Str),
+        f("AccessLogFormat", "accessLogFormat", Str),
+        f(
+            "AccessLogEncoding",
+            "accessLogEncoding",
+            Enum(&ACCESS_LOG_ENCODING),
+        ),
+        f("EnableEnvoyAccessLogService", "enableEnvoyAccessLogService", Bool),
+        f("DisableEnvoyListenerLog", "disableEnvoyListenerLog", Bool),
+        f("DefaultConfig", "defaultConfig", Ptr(&PROXY_CONFIG)),
+        f(
+            "OutboundTrafficPolicy",
+            "outboundTrafficPolicy",
+            Opaque("*v1alpha1.MeshConfig_OutboundTrafficPolicy"),
+        ),
+        f(
+            "InboundTrafficPolicy",
+            "inboundTrafficPolicy",
+            Opaque("*v1alpha1.MeshConfig_InboundTrafficPolicy"),
+        ),
+        f(
+            "ConfigSources",
+            "configSources",
+            Opaque("[]*v1alpha1.ConfigSource"),
+        ),
+        f("EnableAutoMtls", "enableAutoMtls", BOOL_VALUE),
+        f("TrustDomain", "trustDomain", Str),
+        f("TrustDomainAliases", "trustDomainAliases", StrList),
+        f("DefaultServiceExportTo", "defaultServiceExportTo", StrList),
+        f(
+            "DefaultVirtualServiceExportTo",
+            "defaultVirtualServiceExportTo",
+            StrList,
+        ),
+        f(
+            "DefaultDestinationRuleExportTo",
+            "defaultDestinationRuleExportTo",
+            StrList,
+        ),
+        f("RootNamespace", "rootNamespace", Str),
+        f(
+            "LocalityLbSetting",
+            "localityLbSetting",
+            Opaque("*v1alpha3.LocalityLoadBalancerSetting"),
+        ),
+        f("DnsRefreshRate", "dnsRefreshRate", DURATION),
+        f("H2UpgradePolicy", "h2UpgradePolicy", Enum(&H2_UPGRADE_POLICY)),
+        f("InboundClusterStatName", "inboundClusterStatName", Str),
+        f("OutboundClusterStatName", "outboundClusterStatName", Str),
+        f("Certificates", "certificates", Opaque("[]*v1alpha1.Certificate")),
+        f(
+            "ServiceSettings",
+            "serviceSettings",
+            Opaque("[]*v1alpha1.MeshConfig_ServiceSettings"),
+        ),
+        f("EnablePrometheusMerge", "enablePrometheusMerge", BOOL_VALUE),
+        f(
+            "VerifyCertificateAtClient",
+            "verifyCertificateAtClient",
+            BOOL_VALUE,
+        ),
+        f("Ca", "ca", Opaque("*v1alpha1.MeshConfig_CA")),
+        f(
+            "ExtensionProviders",
+            "extensionProviders",
+            PtrList(&EXTENSION_PROVIDER),
+        ),
+        f(
+            "DefaultProviders",
+            "defaultProviders",
+            Opaque("*v1alpha1.MeshConfig_DefaultProviders"),
+        ),
+        f(
+            "DiscoverySelectors",
+            "discoverySelectors",
+            Opaque("[]*v1.LabelSelector"),
+        ),
+        f(
+            "PathNormalization",
+            "pathNormalization",
+            Opaque("*v1alpha1.MeshConfig_ProxyPathNormalization"),
+        ),
+        f(
+            "DefaultHttpRetryPolicy",
+            "defaultHttpRetryPolicy",
+            Opaque("*v1alpha3.HTTPRetry"),
+        ),
+        f("MeshMTLS", "meshMTLS", Opaque("*v1alpha1.MeshConfig_TLSConfig")),
+        f(
+            "TlsDefaults",
+            "tlsDefaults",
+            Opaque("*v1alpha1.MeshConfig_TLSConfig"),
+        ),
+        f(
+            "ServiceScopeConfigs",
+            "serviceScopeConfigs",
+            Opaque("[]*v1alpha1.MeshConfig_ServiceScopeConfigs"),
+        ),
+    ],
+    &[],
+);

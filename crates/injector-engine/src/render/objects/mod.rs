@@ -1,0 +1,23 @@
+//! Host objects: Go types the templates see, backed by JSON.
+//!
+//! - [`gostruct`]: a struct or pointer described by a static schema (fields, `json` tags,
+//!   getters), converting fields lazily and caching them;
+//! - [`kube`]: schemas of the Kubernetes types (`PodSpec`, `Container`, `ObjectMeta`, …);
+//! - [`mesh`]: schemas of Istio's mesh API (`ProxyConfig`, `MeshConfig`, `Tracing`, …);
+//! - [`proto`]: protobuf enums, durations and wrappers.
+//!
+//! Two hidden zero-argument methods, whose names a template cannot spell (they start with a
+//! NUL byte), let Istio's functions see the data behind an object without downcasting:
+//! [`GO_JSON_METHOD`] (what Go's `encoding/json` writes, for `structToJSON` and `toYaml`) and
+//! [`RAW_JSON_METHOD`] (the backing JSON, for `protoToJSON` and `otelResourceAttributes`).
+
+pub mod gostruct;
+pub mod kube;
+pub mod mesh;
+pub mod proto;
+
+/// Hidden method: the object as Go's `encoding/json` writes it (a JSON string).
+pub const GO_JSON_METHOD: &str = "\u{0}gojson";
+
+/// Hidden method: the JSON backing the object (protobuf JSON for mesh types).
+pub const RAW_JSON_METHOD: &str = "\u{0}raw";

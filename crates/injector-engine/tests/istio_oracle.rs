@@ -1,0 +1,250 @@
+//! Differential test against Go for Istio's template functions and template data: every case
+//! of the `istio-funcs` and `istio-chart` oracle groups (`crates/gotemplate/tests/oracle/`) is
+//! rendered with `render::istio_funcs()` on the data `render` builds, and compared byte for byte
+//! (output, error text, phase) with what Go + Istio produced.
+//!
+//! Cases that cannot pass yet are listed in `tests/istio-known-failures.txt` with the reason.
+//! A listed case that passes, or a listed name that does not exist, fails the test, so the list
+//! only shrinks. Cases that need the shared dir (`SIDECAR_INJECTOR_SHARED`, default
+//! `<repo root>/../shared`) are skipped, with a message, when it is missing.
+
+#![allow(clippy::panic, clippy::unwrap_used)] // a test harness: failing loudly is the point
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use gotemplate::Value;
+use injector_engine::render::{self, TemplateInput, sidecar_template_data};
+use injector_engine::{mesh, owner, settings};
+use serde_json::Value as Json;
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn shared_dir() -> PathBuf {
+    match std::env::var_os("SIDECAR_INJECTOR_SHARED") {
+        Some(p) => PathBuf::from(p),
+        None => manifest_dir().join("../../../shared"),
+    }
+}
+
+fn oracle_dir() -> PathBuf {
+    manifest_dir().join("../gotemplate/tests/oracle")
+}
+
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    output: String,
+    error: Option<String>,
+    phase: Option<String>,
+}
+
+fn read_json(path: &Path) -> Json {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn yaml_file(path: &Path) -> Result<Json, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let docs = injector_core::yaml::parse_documents(&text).map_err(|e| e.message)?;
+    Ok(docs.into_iter().next().map_or(Json::Null, |(_, v)| v))
+}
+
+/// Builds `SidecarTemplateData` from a `kind: sidecar` fixture, as the oracle does.
+fn sidecar_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
+    let s = |k: &str| fixture.get(k).and_then(Json::as_str).unwrap_or("").to_string();
+    let values_text = std::fs::read_to_string(shared.join(s("valuesFile"))).map_err(|e| e.to_string())?;
+    let values = settings::parse_values(&values_text).map_err(|e| e.to_string())?;
+    let mesh_text = std::fs::read_to_string(shared.join(s("meshFile"))).map_err(|e| e.to_string())?;
+    let mut mesh_config = settings::parse_mesh(&mesh_text).map_err(|e| e.to_string())?;
+    if let Some(overlay) = fixture.get("meshOverlay").and_then(Json::as_str) {
+        mesh_config = mesh::apply_mesh_config(overlay, &mesh_config).map_err(|e| e.0)?;
+    }
+    let pod = fixture.get("pod").cloned().unwrap_or(Json::Null);
+    let annotation = injector_engine::pod::annotation(&pod, mesh::PROXY_CONFIG_ANNOTATION);
+    let proxy_config = mesh::effective_proxy_config(&mesh_config, annotation).map_err(|e| e.0)?;
+    let (proxy_image, proxy_init_image) = render::data::images(&values, &proxy_config, &pod);
+    Ok(sidecar_template_data(TemplateInput {
+        owner: owner::owner_of(&pod),
+        pod: Arc::new(pod),
+        mesh: Arc::new(mesh_config),
+        proxy_config: Arc::new(proxy_config),
+        values: Value::from_json(&values),
+        revision: s("revision"),
+        native_sidecars: fixture
+            .get("nativeSidecars")
+            .and_then(Json::as_bool)
+            .unwrap_or(false),
+        compliance_policy: s("compliancePolicy"),
+        proxy_uid: 1337,
+        proxy_gid: 1337,
+        proxy_image,
+        proxy_init_image,
+    }))
+}
+
+fn run(text: &str, data: Option<&Value>) -> Outcome {
+    let t = match render::parse_template(text) {
+        Ok(t) => t,
+        Err(e) => {
+            return Outcome {
+                output: String::new(),
+                error: Some(e.to_string()),
+                phase: Some("parse".into()),
+            };
+        }
+    };
+    let Some(data) = data else {
+        return Outcome {
+            output: String::new(),
+            error: None,
+            phase: None,
+        };
+    };
+    let mut out = String::new();
+    match t.execute_to(&mut out, data) {
+        Ok(()) => Outcome {
+            output: out,
+            error: None,
+            phase: None,
+        },
+        Err(e) => Outcome {
+            output: out,
+            error: Some(e.to_string()),
+            phase: Some("exec".into()),
+        },
+    }
+}
+
+fn load_known_failures(path: &Path) -> BTreeMap<String, String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return BTreeMap::new();
+    };
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (name, reason) = l.split_once(char::is_whitespace).unwrap_or((l, ""));
+            (name.to_string(), reason.trim().to_string())
+        })
+        .collect()
+}
+
+enum Prepared {
+    Run(String, Option<Value>),
+    Skip(String),
+}
+
+fn prepare(case: &Json, shared: &Path, have_shared: bool) -> Prepared {
+    let text = if let Some(t) = case.get("template").and_then(Json::as_str) {
+        t.to_string()
+    } else if let Some(file) = case.get("template_file").and_then(Json::as_str) {
+        if !have_shared {
+            return Prepared::Skip("needs the shared dir".into());
+        }
+        match std::fs::read_to_string(shared.join(file)) {
+            Ok(t) => format!("{}\n", t.trim()),
+            Err(e) => return Prepared::Skip(format!("{file}: {e}")),
+        }
+    } else {
+        return Prepared::Skip("no template".into());
+    };
+    let kind = case.get("data_kind").and_then(Json::as_str).unwrap_or("");
+    match kind {
+        "parse-only" => Prepared::Run(text, None),
+        "istio-json" => Prepared::Run(
+            text,
+            Some(Value::from_json(case.get("data").unwrap_or(&Json::Null))),
+        ),
+        "istio-sidecar" => {
+            if !have_shared {
+                return Prepared::Skip("needs the shared dir".into());
+            }
+            let name = case.get("fixture").and_then(Json::as_str).unwrap_or("");
+            let fixture = match yaml_file(&oracle_dir().join(format!("istio-fixtures/{name}.yaml"))) {
+                Ok(f) => f,
+                Err(e) => return Prepared::Skip(e),
+            };
+            match sidecar_data(&fixture, shared) {
+                Ok(data) => Prepared::Run(text, Some(data)),
+                Err(e) => Prepared::Run(format!("fixture error: {e}"), None),
+            }
+        }
+        other => Prepared::Skip(format!("data kind {other} not supported yet")),
+    }
+}
+
+#[test]
+fn istio_oracle() {
+    let dir = oracle_dir();
+    let shared = shared_dir();
+    let have_shared = shared.is_dir();
+    if !have_shared {
+        eprintln!(
+            "shared directory {} not found (set SIDECAR_INJECTOR_SHARED); skipping the cases that need it",
+            shared.display()
+        );
+    }
+    let known = load_known_failures(&manifest_dir().join("tests/istio-known-failures.txt"));
+    let (mut passed, mut failed, mut skipped, mut known_failed) = (0, 0, 0, 0);
+    let mut seen = BTreeSet::new();
+    let mut stale = vec![];
+    for group in ["istio-funcs", "istio-chart"] {
+        let cases = read_json(&dir.join(format!("cases/{group}.json")));
+        let expected = read_json(&dir.join(format!("expected/{group}.json")));
+        for case in cases.as_array().into_iter().flatten() {
+            let name = case.get("name").and_then(Json::as_str).unwrap_or("").to_string();
+            seen.insert(name.clone());
+            let Some(want) = expected.get(&name) else {
+                eprintln!("{name}: no expected result");
+                skipped += 1;
+                continue;
+            };
+            let want = Outcome {
+                output: want
+                    .get("output")
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                error: want.get("error").and_then(Json::as_str).map(str::to_string),
+                phase: want.get("phase").and_then(Json::as_str).map(str::to_string),
+            };
+            let got = match prepare(case, &shared, have_shared) {
+                Prepared::Skip(reason) => {
+                    if std::env::var_os("ORACLE_VERBOSE").is_some() {
+                        eprintln!("skip {name}: {reason}");
+                    }
+                    skipped += 1;
+                    continue;
+                }
+                Prepared::Run(text, data) => run(&text, data.as_ref()),
+            };
+            let ok = got == want;
+            match (ok, known.contains_key(&name)) {
+                (true, false) => passed += 1,
+                (true, true) => stale.push(name),
+                (false, true) => known_failed += 1,
+                (false, false) => {
+                    failed += 1;
+                    eprintln!(
+                        "FAIL {name}\n  want: {:?} {:?}\n  got:  {:?} {:?}",
+                        want.error, want.output, got.error, got.output
+                    );
+                }
+            }
+        }
+    }
+    let unknown: Vec<&String> = known.keys().filter(|k| !seen.contains(*k)).collect();
+    eprintln!("{passed} passed, {failed} failed, {skipped} skipped, {known_failed} known failures");
+    assert!(
+        stale.is_empty(),
+        "known failures that now pass (remove them): {stale:?}"
+    );
+    assert!(
+        unknown.is_empty(),
+        "known failures that are not cases: {unknown:?}"
+    );
+    assert_eq!(failed, 0, "{failed} oracle cases differ from Go");
+}
