@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use gotemplate::{FuncMap, Template};
+use gotemplate::Template;
 use injector_core::{
     config::InjectorConfig,
     decision::{self, Decision, PodFacts},
@@ -49,6 +49,8 @@ pub struct Injector {
     config: InjectorConfig,
     templates: BTreeMap<String, Template>,
     values: Value,
+    /// `values` converted once for the templates.
+    template_values: gotemplate::Value,
     mesh: Value,
     options: Options,
 }
@@ -140,19 +142,20 @@ impl Injector {
         mesh: Value,
         options: Options,
     ) -> Result<Self, TemplateError> {
-        let funcs = data::funcs();
         let mut templates = BTreeMap::new();
         for (name, text) in &config.templates {
-            let template = parse_template(&funcs, text).map_err(|message| TemplateError {
+            let template = crate::render::parse_template(text).map_err(|e| TemplateError {
                 name: name.clone(),
-                message,
+                message: e.to_string(),
             })?;
             templates.insert(name.clone(), template);
         }
+        let template_values = gotemplate::Value::from_json(&values);
         Ok(Self {
             config,
             templates,
             values,
+            template_values,
             mesh,
             options,
         })
@@ -235,7 +238,6 @@ impl Injector {
             owner: &owner,
             mesh: &self.mesh,
             proxy_config: &proxy_config,
-            values: &self.values,
             revision: &self.options.revision,
             native_sidecars: self.options.native_sidecars,
             compliance_policy: &self.options.compliance_policy,
@@ -244,7 +246,7 @@ impl Injector {
             proxy_image: proxy_image(&self.values, proxy_config_image_type, image_type),
             proxy_init_image: proxy_init_image(&self.values, image_type),
         };
-        let template_data = data::template_data(&inputs);
+        let template_data = data::template_data(&inputs, &self.template_values);
 
         let aliases = if self.options.kube_inject {
             BTreeMap::new()
@@ -373,13 +375,6 @@ pub fn decide(pod: &Value, config: &InjectorConfig) -> Decision {
     )
 }
 
-fn parse_template(funcs: &FuncMap, text: &str) -> Result<Template, String> {
-    Template::new("inject")
-        .funcs(funcs)
-        .parse(text)
-        .map_err(|e| e.to_string())
-}
-
 /// The rendered template as a pod overlay (YAML 1.1, like `sigs.k8s.io/yaml`).
 fn parse_overlay(rendered: &str) -> Result<Value, InjectError> {
     let documents = injector_core::yaml::parse_documents(rendered).map_err(|e| {
@@ -466,7 +461,7 @@ fn mesh_status_port(mesh: &Value) -> i64 {
 
 fn strip_managed_fields(pod: &mut Value) {
     if let Some(metadata) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("managedFields");
+        metadata.shift_remove("managedFields");
     }
 }
 

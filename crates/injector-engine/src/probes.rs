@@ -228,8 +228,8 @@ fn rewrite_handler(handler: &mut Value, path: &str, status_port: i64, is_probe: 
     let mut action = if has(map, "httpGet") {
         map.get("httpGet").cloned().unwrap_or_default()
     } else if has(map, "tcpSocket") || (is_probe && has(map, "grpc")) {
-        map.remove("tcpSocket");
-        map.remove("grpc");
+        map.shift_remove("tcpSocket");
+        map.shift_remove("grpc");
         Value::Object(Map::new())
     } else {
         return;

@@ -57,7 +57,7 @@ pub fn strip_pod(pod: &Value, mesh_status_port: i64) -> Result<Value, StripError
             )
         });
     }
-    annotations.remove(STATUS_ANNOTATION);
+    annotations.shift_remove(STATUS_ANNOTATION);
     reinsert_overrides(&mut stripped)?;
     Ok(stripped)
 }

@@ -70,7 +70,7 @@ pub(super) fn reapply(
             if overlay.get("image").and_then(Value::as_str) == Some(AUTO_IMAGE)
                 && let Some(map) = overlay.as_object_mut()
             {
-                map.remove("image");
+                map.shift_remove("image");
             }
             let mut spec = Map::new();
             if list == ContainerList::InitContainers {
