@@ -29,16 +29,18 @@ import (
 
 // roots are the kinds kube-inject decodes, by apiVersion/kind.
 var roots = map[string]any{
-	"v1/Pod":                              corev1.Pod{},
-	"v1/ReplicationController":            corev1.ReplicationController{},
-	"v1/List":                             corev1.List{},
-	"apps/v1/Deployment":                  appsv1.Deployment{},
-	"apps/v1/DaemonSet":                   appsv1.DaemonSet{},
-	"apps/v1/ReplicaSet":                  appsv1.ReplicaSet{},
-	"apps/v1/StatefulSet":                 appsv1.StatefulSet{},
-	"batch/v1/Job":                        batchv1.Job{},
-	"batch/v1/CronJob":                    batchv1.CronJob{},
+	"v1/Pod":                                corev1.Pod{},
+	"v1/ReplicationController":              corev1.ReplicationController{},
+	"v1/List":                               corev1.List{},
+	"apps/v1/Deployment":                    appsv1.Deployment{},
+	"apps/v1/DaemonSet":                     appsv1.DaemonSet{},
+	"apps/v1/ReplicaSet":                    appsv1.ReplicaSet{},
+	"apps/v1/StatefulSet":                   appsv1.StatefulSet{},
+	"batch/v1/Job":                          batchv1.Job{},
+	"batch/v1/CronJob":                      batchv1.CronJob{},
 	"apps.openshift.io/v1/DeploymentConfig": osappsv1.DeploymentConfig{},
+	// OpenShift's legacy API registers DeploymentConfig in the core group too.
+	"v1/DeploymentConfig": osappsv1.DeploymentConfig{},
 	// Types the injector serializes on their own (annotations, env vars).
 	"#Container":     corev1.Container{},
 	"#ContainerPort": corev1.ContainerPort{},
@@ -239,4 +241,3 @@ func fail(err error) {
 	fmt.Fprintln(os.Stderr, "k8s-schema:", err)
 	os.Exit(1)
 }
-

@@ -94,6 +94,37 @@ impl InjectorConfig {
     }
 }
 
+/// Reads what `istioctl kube-inject --injectConfigFile` accepts: an injection configuration (a
+/// ConfigMap, or a document with a non-empty `templates:`), or else the bare text of the `sidecar`
+/// template.
+pub fn parse_injector_config_or_template(text: &str) -> Result<LoadedConfig, ConfigError> {
+    let documents = yaml::parse_documents(text).ok().unwrap_or_default();
+    let is_config = match documents.as_slice() {
+        [(_, value)] => {
+            value.get("kind").and_then(Value::as_str) == Some("ConfigMap")
+                || value
+                    .get("templates")
+                    .is_some_and(|t| t.as_object().is_some_and(|m| !m.is_empty()))
+        }
+        _ => false,
+    };
+    if is_config {
+        return parse_injector_config(text);
+    }
+    let mut config = InjectorConfig::default();
+    config
+        .templates
+        .insert(DEFAULT_TEMPLATE.to_owned(), text.to_owned());
+    Ok(LoadedConfig {
+        config,
+        source: ConfigSource::Raw,
+        values: None,
+        warnings: vec![
+            "not an injection configuration (no `templates:`): read as the `sidecar` template".to_owned(),
+        ],
+    })
+}
+
 /// Reads a configuration from YAML text: a ConfigMap (`kind: ConfigMap` with `data.config`) or
 /// the raw `config` document.
 pub fn parse_injector_config(text: &str) -> Result<LoadedConfig, ConfigError> {

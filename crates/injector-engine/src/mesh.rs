@@ -170,7 +170,8 @@ pub fn apply_mesh_config(yaml: &str, base: &Value) -> Result<Value, MeshError> {
                     .get(&key)
                     .cloned()
                     .unwrap_or_else(|| Value::Object(Map::new()));
-                let merged = merge_proxy_value(&value, &current, "defaultConfig")?;
+                // Istio decodes the mesh strictly, then leniently: unknown fields are dropped.
+                let merged = merge_proxy_value(&value, &current, "defaultConfig", false)?;
                 target.insert(key, merged);
             }
             "defaultProviders" => {
@@ -232,7 +233,7 @@ pub fn effective_proxy_config(mesh: &Value, annotation: Option<&str>) -> Result<
         None => Ok(base),
         Some(yaml) => {
             let overlay = parse_object(yaml, "proxy config")?;
-            merge_proxy_value(&Value::Object(overlay), &base, "proxy config")
+            merge_proxy_value(&Value::Object(overlay), &base, "proxy config", true)
         }
     }
 }
@@ -240,14 +241,20 @@ pub fn effective_proxy_config(mesh: &Value, annotation: Option<&str>) -> Result<
 /// Checks a `proxy.istio.io/config` value: it must be a ProxyConfig (Istio's `validateProxyConfig`).
 pub fn validate_proxy_config(yaml: &str) -> Result<(), String> {
     let overlay = parse_object(yaml, "proxy config").map_err(|e| e.0)?;
-    merge_proxy_value(&Value::Object(overlay), &default_proxy_config(), "proxy config")
-        .map(drop)
-        .map_err(|e| format!("failed to convert to apply proxy config: {}", e.0))
+    merge_proxy_value(
+        &Value::Object(overlay),
+        &default_proxy_config(),
+        "proxy config",
+        true,
+    )
+    .map(drop)
+    .map_err(|e| format!("failed to convert to apply proxy config: {}", e.0))
 }
 
 /// Merges a ProxyConfig overlay: each field set in the overlay replaces the base's, except
-/// `proxyMetadata`, merged key by key (the overlay wins). Every field is type-checked.
-fn merge_proxy_value(overlay: &Value, base: &Value, at: &str) -> Result<Value, MeshError> {
+/// `proxyMetadata`, merged key by key (the overlay wins). Every field is type-checked; an unknown
+/// field is an error when `strict`, and dropped otherwise.
+fn merge_proxy_value(overlay: &Value, base: &Value, at: &str, strict: bool) -> Result<Value, MeshError> {
     let Value::Object(overlay) = overlay else {
         return Err(MeshError(format!(
             "{at}: must be a mapping of ProxyConfig fields"
@@ -257,7 +264,10 @@ fn merge_proxy_value(overlay: &Value, base: &Value, at: &str) -> Result<Value, M
     for (key, value) in overlay {
         let name = camel_case(key);
         let Some((_, kind)) = PROXY_CONFIG_FIELDS.iter().find(|(field, _)| *field == name) else {
-            return Err(MeshError(format!("{at}: unknown field {key:?} in ProxyConfig")));
+            if strict {
+                return Err(MeshError(format!("{at}: unknown field {key:?} in ProxyConfig")));
+            }
+            continue;
         };
         let value =
             check_field(*kind, value).map_err(|reason| MeshError(format!("{at}.{name}: {reason}")))?;

@@ -70,6 +70,9 @@ pub struct Options {
     pub proxy_gid: i64,
     /// Whether the template pod and merges follow kube-inject (no injected annotations, no aliases).
     pub kube_inject: bool,
+    /// OpenShift (`PLATFORM=openshift`): a user `istio-proxy` running as the same user as the app
+    /// (OpenShift assigns one UID to every container) has that user cleared before injection.
+    pub openshift: bool,
 }
 
 impl Default for Options {
@@ -81,6 +84,7 @@ impl Default for Options {
             proxy_uid: 1337,
             proxy_gid: 1337,
             kube_inject: false,
+            openshift: false,
         }
     }
 }
@@ -200,8 +204,11 @@ impl Injector {
 
     /// Istio's `injectPod`: the injected pod, without deciding.
     pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
-        let pod = normalize_preserving("v1/Pod", original)
+        let mut pod = normalize_preserving("v1/Pod", original)
             .map_err(|e| InjectError(format!("failed to decode pod: {e}")))?;
+        if self.options.openshift {
+            clear_openshift_proxy_user(&mut pod);
+        }
         let annotations = string_map(&pod, "annotations");
         let labels = string_map(&pod, "labels");
 
@@ -429,6 +436,38 @@ fn move_user_proxy_to_init(pod: &mut Value) {
     }
     if let Value::Array(items) = init {
         items.push(proxy);
+    }
+}
+
+/// On OpenShift every container gets the namespace's UID; a user `istio-proxy` with the same
+/// `runAsUser` as the app (the last other container that sets one, 0 if none) would break traffic
+/// interception, so its `runAsUser`/`runAsGroup` are cleared (Istio's webhook does the same).
+fn clear_openshift_proxy_user(pod: &mut Value) {
+    let user = |c: &Value| c.pointer("/securityContext/runAsUser").and_then(Value::as_i64);
+    let istio = |c: &Value| matches!(name_of(c), PROXY_CONTAINER | "istio-validation" | "istio-init");
+    let all: Vec<&Value> = containers(pod, ContainerList::Containers)
+        .iter()
+        .chain(containers(pod, ContainerList::InitContainers))
+        .collect();
+    let app_user = all
+        .iter()
+        .filter(|c| !istio(c))
+        .filter_map(|c| user(c))
+        .next_back()
+        .unwrap_or(0);
+    for list in [ContainerList::Containers, ContainerList::InitContainers] {
+        let Some(proxy) =
+            containers_mut(pod, list).and_then(|l| l.iter_mut().find(|c| name_of(c) == PROXY_CONTAINER))
+        else {
+            continue;
+        };
+        if user(proxy).unwrap_or(0) == app_user
+            && let Some(context) = proxy.get_mut("securityContext").and_then(Value::as_object_mut)
+        {
+            context.shift_remove("runAsUser");
+            context.shift_remove("runAsGroup");
+        }
+        return;
     }
 }
 

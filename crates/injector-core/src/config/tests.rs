@@ -217,3 +217,13 @@ fn other_kinds_and_streams_are_errors() {
     assert_eq!(fail("").location, "(file)");
     assert!(fail("policy: [\n").location.starts_with("document 1"));
 }
+
+#[test]
+fn bare_templates_are_read_as_the_sidecar_template() {
+    let loaded = parse_injector_config_or_template("spec:\n  containers:\n  - name: istio-proxy\n")
+        .expect("a template");
+    assert_eq!(loaded.config.templates.keys().collect::<Vec<_>>(), ["sidecar"]);
+    assert_eq!(loaded.config.injection.policy, Policy::Enabled);
+    let config = parse_injector_config_or_template("templates:\n  sidecar: x\n").expect("a config");
+    assert_eq!(config.config.templates["sidecar"], "x");
+}

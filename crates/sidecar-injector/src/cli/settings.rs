@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use injector_core::config::{InjectorConfig, parse_injector_config};
+use injector_core::config::{InjectorConfig, parse_injector_config, parse_injector_config_or_template};
 use injector_engine::{
     embedded_defaults,
     settings::{parse_mesh, parse_values},
@@ -20,8 +20,9 @@ use super::input;
 /// Flags naming the configuration files.
 #[derive(Debug, Clone, Args)]
 pub struct SettingsArgs {
-    /// The injector ConfigMap (`istio-sidecar-injector`) or its raw `config` YAML. Default: the
-    /// embedded configuration (a documented sidecar template for Istio's proxy).
+    /// The injector ConfigMap (`istio-sidecar-injector`), its raw `config` YAML, or the bare text of a
+    /// `sidecar` template. Default: the embedded configuration (a documented sidecar template for
+    /// Istio's proxy).
     #[arg(long, value_name = "FILE")]
     pub injector_config: Option<PathBuf>,
     /// The values: raw JSON/YAML or the injector ConfigMap (its `data.values`). Default: the
@@ -53,8 +54,8 @@ pub fn load(args: &SettingsArgs) -> Result<Loaded> {
     let (config, config_values) = match &args.injector_config {
         Some(path) => {
             let source = input::read_source(path)?;
-            let loaded =
-                parse_injector_config(&source.text).map_err(|e| anyhow::anyhow!("{}: {e}", source.name))?;
+            let loaded = parse_injector_config_or_template(&source.text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", source.name))?;
             warnings.extend(loaded.warnings.iter().map(|w| format!("{}: {w}", source.name)));
             (loaded.config, loaded.values.map(|v| (source.name.clone(), v)))
         }
