@@ -50,6 +50,9 @@ struct Shape {
     /// The Go type, as error messages print it.
     #[serde(default)]
     go: String,
+    /// For structs: the index of the type in [`Compiled::structs`], resolved once at load.
+    #[serde(skip)]
+    index: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -72,11 +75,95 @@ enum Kind {
     Any,
 }
 
-fn schema() -> Option<&'static Schema> {
-    static SCHEMA: OnceLock<Option<Schema>> = OnceLock::new();
+/// The schema with struct types resolved to indices, so a walk never hashes a type name, and
+/// each struct's zero value computed once.
+#[derive(Debug)]
+struct Compiled {
+    roots: BTreeMap<String, usize>,
+    structs: Vec<Vec<Field>>,
+    /// Short Go names (`Container`), for error messages.
+    names: Vec<String>,
+    zeros: Vec<OnceLock<Value>>,
+}
+
+fn schema() -> Option<&'static Compiled> {
+    static SCHEMA: OnceLock<Option<Compiled>> = OnceLock::new();
     SCHEMA
-        .get_or_init(|| serde_json::from_str(SCHEMA_JSON).ok())
+        .get_or_init(|| serde_json::from_str::<Schema>(SCHEMA_JSON).ok().map(compile))
         .as_ref()
+}
+
+fn compile(schema: Schema) -> Compiled {
+    let mut names: Vec<String> = schema.types.keys().cloned().collect();
+    names.sort();
+    let index: HashMap<String, usize> = names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
+    let mut types = schema.types;
+    let mut structs: Vec<Vec<Field>> = names
+        .iter()
+        .map(|name| types.remove(name).flatten().unwrap_or_default())
+        .collect();
+    fn resolve(shape: &mut Shape, index: &HashMap<String, usize>) {
+        shape.index = shape.type_name.as_ref().and_then(|name| index.get(name).copied());
+        if let Some(elem) = shape.elem.as_deref_mut() {
+            resolve(elem, index);
+        }
+    }
+    for fields in &mut structs {
+        for field in fields {
+            resolve(&mut field.shape, &index);
+        }
+    }
+    let roots = schema
+        .roots
+        .into_iter()
+        .filter_map(|(root, name)| index.get(&name).map(|i| (root, *i)))
+        .collect();
+    let zeros = names.iter().map(|_| OnceLock::new()).collect();
+    let names = names
+        .iter()
+        .map(|n| n.rsplit('.').next().unwrap_or(n).to_owned())
+        .collect();
+    Compiled {
+        roots,
+        structs,
+        names,
+        zeros,
+    }
+}
+
+impl Compiled {
+    /// The zero value Go marshals for a field of this shape (no input).
+    fn zero(&self, shape: &Shape) -> Value {
+        match shape.kind {
+            Kind::String => Value::from(""),
+            Kind::Bool => Value::Bool(false),
+            Kind::Int | Kind::Uint | Kind::Float | Kind::Intorstring => Value::from(0),
+            Kind::Quantity => Value::from("0"),
+            Kind::Struct => match shape.index {
+                Some(index) => self.zero_struct(index),
+                None => Value::Object(Map::new()),
+            },
+            _ => Value::Null,
+        }
+    }
+
+    fn zero_struct(&self, index: usize) -> Value {
+        let Some(cell) = self.zeros.get(index) else {
+            return Value::Object(Map::new());
+        };
+        cell.get_or_init(|| {
+            let mut out = Map::new();
+            for field in self.structs.get(index).map(Vec::as_slice).unwrap_or_default() {
+                let value = self.zero(&field.shape);
+                if (field.omitempty && is_empty(&field.shape, &value)) || field.omitzero {
+                    continue;
+                }
+                out.insert(field.name.clone(), value);
+            }
+            Value::Object(out)
+        })
+        .clone()
+    }
 }
 
 /// A value that Go's `json.Unmarshal` would refuse.
@@ -129,15 +216,15 @@ fn walk(root: &str, value: &Value, preserve_unknown: bool) -> Result<Value, Norm
     let Some(schema) = schema() else {
         return Err(error("schema", root, "a usable schema"));
     };
-    let Some(type_name) = schema.roots.get(root) else {
+    let Some(&index) = schema.roots.get(root) else {
         return Err(error("object", root, "a known kind"));
     };
-    let short = type_name.rsplit('.').next().unwrap_or(type_name);
     let shape = Shape {
         kind: Kind::Struct,
-        type_name: Some(type_name.clone()),
+        type_name: None,
         elem: None,
-        go: short.to_owned(),
+        go: schema.names.get(index).cloned().unwrap_or_default(),
+        index: Some(index),
     };
     let mut walker = Walker {
         schema,
@@ -155,11 +242,11 @@ pub fn to_go_json(value: &Value) -> String {
 }
 
 struct Walker<'a> {
-    schema: &'a Schema,
+    schema: &'a Compiled,
     /// Names of the structs being walked, innermost last (Go names the innermost in errors).
-    structs: Vec<String>,
-    /// JSON field names from the root.
-    path: Vec<String>,
+    structs: Vec<&'a str>,
+    /// JSON field names from the root (map keys included).
+    path: Vec<std::borrow::Cow<'a, str>>,
     depth: usize,
     /// Keep fields the schema does not know instead of dropping them.
     preserve_unknown: bool,
@@ -188,9 +275,9 @@ fn json_kind(value: &Value) -> String {
     }
 }
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
     fn fail(&self, found: &Value, expected: &str) -> NormalizeError {
-        let owner = self.structs.last().map_or("", String::as_str);
+        let owner = self.structs.last().copied().unwrap_or("");
         let path = if self.path.is_empty() {
             owner.to_owned()
         } else {
@@ -255,7 +342,7 @@ impl Walker<'_> {
                     sorted.sort_by(|a, b| a.0.cmp(b.0));
                     let mut out = Map::new();
                     for (key, item) in sorted {
-                        self.path.push(key.clone());
+                        self.path.push(std::borrow::Cow::Owned(key.clone()));
                         let value = match shape.elem.as_deref() {
                             Some(elem) => self.value(elem, Some(item)),
                             None => Ok(item.clone()),
@@ -316,48 +403,44 @@ impl Walker<'_> {
     }
 
     fn structure(&mut self, shape: &Shape, input: Option<&Value>) -> Result<Value, NormalizeError> {
-        let fields = shape
-            .type_name
-            .as_deref()
-            .and_then(|name| self.schema.types.get(name))
-            .and_then(Option::as_ref);
-        let Some(fields) = fields else {
+        let schema: &'a Compiled = self.schema;
+        let Some(index) = shape.index else {
             return Ok(Value::Object(Map::new()));
         };
         let object = match input {
-            None => None,
-            Some(Value::Object(map)) => Some(map),
+            None => return Ok(schema.zero_struct(index)),
+            Some(Value::Object(map)) => map,
             Some(other) => return Err(self.fail(other, &shape.go)),
         };
-        let short = shape
-            .type_name
-            .as_deref()
-            .and_then(|name| name.rsplit('.').next())
-            .unwrap_or("");
-        self.structs.push(short.to_owned());
+        let fields = schema.structs.get(index).map(Vec::as_slice).unwrap_or_default();
+        self.structs
+            .push(schema.names.get(index).map_or("", String::as_str));
         let result = self.fields(fields, object);
         self.structs.pop();
         result
     }
 
-    fn fields(
-        &mut self,
-        fields: &[Field],
-        object: Option<&Map<String, Value>>,
-    ) -> Result<Value, NormalizeError> {
-        let mut out = Map::new();
+    fn fields(&mut self, fields: &'a [Field], object: &Map<String, Value>) -> Result<Value, NormalizeError> {
+        let mut out = Map::with_capacity(object.len().min(fields.len()) + 4);
         for field in fields {
-            let given = object.and_then(|map| {
-                map.get(&field.name).or_else(|| {
-                    map.iter()
-                        .find(|(key, _)| key.eq_ignore_ascii_case(&field.name))
-                        .map(|(_, value)| value)
-                })
+            let given = object.get(&field.name).or_else(|| {
+                object
+                    .iter()
+                    .find(|(key, _)| key.eq_ignore_ascii_case(&field.name))
+                    .map(|(_, value)| value)
             });
-            self.path.push(field.name.clone());
-            let value = self.value(&field.shape, given);
-            self.path.pop();
-            let value = value?;
+            let value = match given {
+                // Absent: Go prints the zero value, unless omitempty drops it (every zero but a
+                // struct's is empty).
+                None if field.omitempty && !struct_like(field.shape.kind) => continue,
+                None => self.schema.zero(&field.shape),
+                Some(given) => {
+                    self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
+                    let value = self.value(&field.shape, Some(given));
+                    self.path.pop();
+                    value?
+                }
+            };
             if (field.omitempty && is_empty(&field.shape, &value))
                 || (field.omitzero && self.is_zero(&field.shape, &value))
             {
@@ -365,9 +448,7 @@ impl Walker<'_> {
             }
             out.insert(field.name.clone(), value);
         }
-        if self.preserve_unknown
-            && let Some(object) = object
-        {
+        if self.preserve_unknown {
             for (key, value) in object {
                 let known = fields
                     .iter()
@@ -381,10 +462,10 @@ impl Walker<'_> {
     }
 
     /// Whether the output equals the zero value of the shape (Go's `omitzero`).
-    fn is_zero(&mut self, shape: &Shape, value: &Value) -> bool {
+    fn is_zero(&self, shape: &Shape, value: &Value) -> bool {
         match shape.kind {
             Kind::Time => value.is_null(),
-            _ => self.value(shape, None).is_ok_and(|zero| zero == *value),
+            _ => self.schema.zero(shape) == *value,
         }
     }
 }
@@ -399,6 +480,14 @@ fn quantity(text: &str) -> Result<Value, NormalizeError> {
             path: String::new(),
             expected: e.to_string(),
         })
+}
+
+/// Kinds whose zero value is a struct, which `omitempty` never drops.
+fn struct_like(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Struct | Kind::Quantity | Kind::Intorstring | Kind::Time | Kind::Raw
+    )
 }
 
 /// `encoding/json`'s `isEmptyValue`: false, 0, "", nil, and empty maps, slices and strings.
