@@ -159,6 +159,21 @@ add("keys/multiline_map", {"a\nb\n": {"x": [1]}})
 add("keys/multiline_list", {"x\n": [1, 2]})
 add("keys/long_fold", {words(30): "v"})
 add("keys/empty_and_space", {"": 1, " ": 2, "  ": 3})
+add("keys/very_long_1100", {"k" * 1100: 1})
+add("keys/json_len_1022", {"k" * 1022: 1})
+add("keys/json_len_1023", {"k" * 1023: 1})
+add("keys/json_len_1022_escaped", {"<" * 170 + "k" * 2: 1})
+add("keys/json_len_1026_escaped", {"<" * 170 + "\n" * 3: 1})
+add("keys/json_len_1022_quotes", {'"' * 511: 1})
+add("keys/json_len_1024_quotes", {'"' * 512: 1})
+add("keys/json_len_1022_unicode", {"日" * 1022: 1})
+add("keys/json_len_1023_unicode", {"😀" * 1023: 1})
+add("keys/ctrl_key", {"a\u007f": 1})
+add("gap/del_in_list", ["ok", ["a\u009f"]])
+add("gap/del", {"v": "a\u007fb"})
+add("gap/c1", {"v": "a\u0080b"})
+add("gap/fffe", {"v": "a\ufffeb"})
+add("gap/ffff", {"v": "\uffff"})
 add("keys/special", {k: 1 for k in ["on", "yes", "~", "1.0", "-", "a: b", "#", "@x", "a b"]})
 
 # --- numbers ---
@@ -220,6 +235,55 @@ add("k8s/pod", {
                          {"name": "istio-token", "projected": {"sources": [{"serviceAccountToken": {"audience": "istio-ca", "expirationSeconds": 43200, "path": "istio-token"}}]}}]},
     "status": {},
 })
+
+# --- seeded random cases: strings built from characters that matter to the
+# emitter, at several depths, as values, list items and keys ---
+import random
+
+rng = random.Random(20261130)
+palette = (["a", "b", "c", "x", "Z", "0", "1", "9"] * 6 + [" "] * 14 +
+           [":", "#", "-", "?", "'", '"', "\n", "\t", "\\", ",", "[", "]", "{", "}", "!", "&", "*", "|",
+            ">", "%", "@", "`", "~", ".", "_", "/", "=", "\r", "é", "日", "😀", "\u0085", "\u2028",
+            "\ufeff", "\u00a0", "\u0000", "\u001b", "\ue000"])
+
+
+def rand_string(key=False):
+    # A raw NEL in a key makes Go's JSON-to-YAML step fail; keep keys clean.
+    chars = [c for c in palette if c != "\u0085"] if key else palette
+    n = rng.choice([0, 1, 2, 3, 5, 8, 13, 40, 70, 78, 79, 80, 81, 82, 85, 90, 120, 200])
+    return "".join(rng.choice(chars) for _ in range(n))
+
+
+def rand_words():
+    out = []
+    while len(" ".join(out)) < rng.randint(60, 260):
+        out.append(rng.choice(["a", "bb", "ccc", "dddd", "e" * 9, "f" * 17, "x:", "#y", "'q'", "-", "1.5", "on"]))
+    sep = rng.choice([" ", " ", " ", "  ", "\n", " \n"])
+    text = sep.join(out)
+    if rng.random() < 0.3:
+        text = rng.choice([" ", "'", "\t", "- ", ": ", "\n"]) + text
+    if rng.random() < 0.3:
+        text += rng.choice([" ", "\n", "\n\n", ":"])
+    return text
+
+
+def nest(v, depth):
+    for _ in range(depth):
+        r = rng.random()
+        if r < 0.4:
+            v = {rng.choice(["k", "key", "a" * rng.randint(1, 30)]): v}
+        elif r < 0.7:
+            v = [v]
+        else:
+            v = {"m": [{"n": v, "o": 1}]}
+    return v
+
+
+for i in range(400):
+    s = rand_string() if i % 2 == 0 else rand_words()
+    add(f"random/value/{i}", nest({"v": s}, rng.randint(0, 4)))
+for i in range(100):
+    add(f"random/key/{i}", nest({rand_string(key=True) if i % 2 else rand_words(): rng.randint(0, 9)}, rng.randint(0, 3)))
 
 os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
 with open(sys.argv[1], "w", encoding="utf-8") as f:

@@ -38,14 +38,15 @@
 //!   integral values print without a fraction (`1000000`), others with
 //!   `strconv.FormatFloat(f, 'g', -1, 64)` (`0.5`, `1e+21`, `1e-07`).
 //!
-//! ## Known differences
-//!
-//! Go's path fails for strings that contain U+007F–U+0084, U+0086–U+009F,
-//! U+FFFE or U+FFFF (go-yaml's reader rejects them in the JSON text); this
-//! crate still prints them, double-quoted and escaped, as go-yaml would print
-//! such a string value.
+//! - **The JSON round trip**: a raw NEL (U+0085) in a string is folded the
+//!   way go-yaml folds line breaks in the double-quoted JSON string it reads.
+//! - **Failures**: [`try_to_string`] fails exactly where Go's path fails
+//!   (characters go-yaml's reader rejects, map keys it cannot read back);
+//!   [`to_string`] prints those values anyway, as go-yaml prints such a
+//!   string.
 
 mod chars;
+mod check;
 mod emit;
 mod fold;
 mod jsontext;
@@ -57,6 +58,7 @@ mod timestamp;
 mod unicode_tables;
 mod writer;
 
+pub use check::Error;
 use serde_json::Value;
 
 /// The YAML for `value` exactly as `sigs.k8s.io/yaml.Marshal` prints a Go
@@ -70,6 +72,19 @@ pub fn to_string(value: &Value) -> String {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
+}
+
+/// Like [`to_string`], but fails where Go's `sigs.k8s.io/yaml.Marshal`
+/// fails: for strings holding U+007F–U+0084, U+0086–U+009F, U+FFFE or
+/// U+FFFF, and for map keys containing NEL (U+0085) or longer than go-yaml's
+/// 1024-character simple-key limit once JSON-escaped.
+///
+/// # Errors
+///
+/// [`Error`] describes the first offending string or key.
+pub fn try_to_string(value: &Value) -> Result<String, Error> {
+    check::check(value)?;
+    Ok(to_string(value))
 }
 
 #[cfg(test)]
