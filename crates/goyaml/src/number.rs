@@ -170,8 +170,14 @@ mod tests {
         assert_eq!(format_g(-2.5e100), "-2.5e+100");
         assert_eq!(format_g(0.0), "0");
         // Exactly halfway between two shortest candidates: Go takes the even one.
-        assert_eq!(format_g(-783373024025016.25), "-7.833730240250162e+14");
-        assert_eq!(format_g(178282446750899.125), "1.7828244675089912e+14");
+        assert_eq!(
+            format_g("-783373024025016.25".parse().unwrap_or(0.0)),
+            "-7.833730240250162e+14"
+        );
+        assert_eq!(
+            format_g("178282446750899.125".parse().unwrap_or(0.0)),
+            "1.7828244675089912e+14"
+        );
     }
 
     #[test]
