@@ -42,7 +42,18 @@ fn resolves_to_non_string(s: &str) -> bool {
             if go_parse_int(&plain) || go_parse_uint(&plain) {
                 return true;
             }
-            yaml_style_float(&plain) && parses_as_go_float(&plain)
+            if yaml_style_float(&plain) && parses_as_go_float(&plain) {
+                return true;
+            }
+            // go-yaml's own binary fallbacks, which also take a sign after
+            // the prefix ("0b-1", "0b+1").
+            if let Some(rest) = plain.strip_prefix("0b") {
+                return go_parse_int_radix(rest, 2) || go_parse_uint_radix(rest, 2);
+            }
+            if let Some(rest) = plain.strip_prefix("-0b") {
+                return go_parse_int_radix(&format!("-{rest}"), 2);
+            }
+            false
         }
         _ => false,
     }
@@ -223,6 +234,25 @@ fn go_parse_uint(s: &str) -> bool {
     matches!(magnitude(digits, radix), Some(n) if n <= u128::from(u64::MAX))
 }
 
+/// Go's `strconv.ParseInt(s, radix, 64)` succeeding.
+fn go_parse_int_radix(s: &str, radix: u32) -> bool {
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    match magnitude(digits, radix) {
+        Some(n) if neg => n <= 1u128 << 63,
+        Some(n) => n < 1u128 << 63,
+        None => false,
+    }
+}
+
+/// Go's `strconv.ParseUint(s, radix, 64)` succeeding (no sign allowed).
+fn go_parse_uint_radix(s: &str, radix: u32) -> bool {
+    !s.starts_with(['+', '-']) && matches!(magnitude(s, radix), Some(n) if n <= u128::from(u64::MAX))
+}
+
 /// go-yaml's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
 pub(crate) fn is_base60_float(s: &str) -> bool {
     let b = s.as_bytes();
@@ -275,8 +305,8 @@ mod tests {
             assert!(needs_quotes(s), "{s:?}");
         }
         for s in [
-            "a", "nULL", "0x", "1e", "._5", ".5_", ".5_e3", ".5e_3", ".5.5", "0xZZ", "1-2", "yess", "-", "+",
-            "1e999", ".1e999",
+            "a", "nULL", "0x", "1e", "._5", ".5_", ".5_e3", ".5e_3", ".5.5", "-0b-1", "0b", "0xZZ", "1-2",
+            "yess", "-", "+", "1e999", ".1e999",
         ] {
             assert!(!needs_quotes(s), "{s:?}");
         }
