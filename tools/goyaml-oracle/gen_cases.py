@@ -37,7 +37,10 @@ strings = {
     "hex_bad": "0xZZ", "hex_empty": "0x", "bin": "0b101", "neg_bin": "-0b101", "bin_bad": "0b102",
     "eight": "08", "nine_oct": "09", "underscore_int": "1_000", "underscore_lead": "_1000",
     "underscore_trail": "1000_", "float": "1.0", "float_half": "0.5", "dot5": ".5", "plus_dot5": "+.5",
-    "one_dot": "1.", "exp": "1e3", "exp_upper": "1E3", "exp_neg": "1e-3", "exp_plus": "1e+3",
+    "one_dot": "1.", "dot_underscore": ".4_350", "dot_exp_underscore": ".5e3_0", "dot_lead_underscore": "._5",
+    "dot_trail_underscore": ".5_", "dot_underscore_e": ".5_e3", "dot_dot": ".5.5", "int_double_underscore": "1__0",
+    "float_underscore": "1_0.5", "bin_neg_after_prefix": "0b-1", "bin_plus_after_prefix": "0b+1",
+    "bin_neg_neg": "-0b-1", "bin_upper": "0B11", "sign_underscore": "+_1", "dot_e": ".e5", "dot_upper_e": ".5E-3", "exp": "1e3", "exp_upper": "1E3", "exp_neg": "1e-3", "exp_plus": "1e+3",
     "exp_bad": "1e", "exp_dot": "1.e5", "exp_big": "1e999", "dot_exp_big": ".1e999", "exp_tiny": "1e-999",
     "inf": ".inf", "Inf": ".Inf", "INF": ".INF", "pinf": "+.inf", "ninf": "-.inf", "nan": ".nan",
     "NaN": ".NaN", "inf_bare": "inf", "nan_bare": "nan", "Infinity": "Infinity", "dot": ".", "dotdot": "..",
@@ -159,6 +162,21 @@ add("keys/multiline_map", {"a\nb\n": {"x": [1]}})
 add("keys/multiline_list", {"x\n": [1, 2]})
 add("keys/long_fold", {words(30): "v"})
 add("keys/empty_and_space", {"": 1, " ": 2, "  ": 3})
+add("keys/very_long_1100", {"k" * 1100: 1})
+add("keys/json_len_1022", {"k" * 1022: 1})
+add("keys/json_len_1023", {"k" * 1023: 1})
+add("keys/json_len_1022_escaped", {"<" * 170 + "k" * 2: 1})
+add("keys/json_len_1026_escaped", {"<" * 170 + "\n" * 3: 1})
+add("keys/json_len_1022_quotes", {'"' * 511: 1})
+add("keys/json_len_1024_quotes", {'"' * 512: 1})
+add("keys/json_len_1022_unicode", {"日" * 1022: 1})
+add("keys/json_len_1023_unicode", {"😀" * 1023: 1})
+add("keys/ctrl_key", {"a\u007f": 1})
+add("gap/del_in_list", ["ok", ["a\u009f"]])
+add("gap/del", {"v": "a\u007fb"})
+add("gap/c1", {"v": "a\u0080b"})
+add("gap/fffe", {"v": "a\ufffeb"})
+add("gap/ffff", {"v": "\uffff"})
 add("keys/special", {k: 1 for k in ["on", "yes", "~", "1.0", "-", "a: b", "#", "@x", "a b"]})
 
 # --- numbers ---
@@ -173,7 +191,8 @@ nums = {
     "tenth": "0.1", "point_one_plus": "0.30000000000000004", "123456_5": "123456.5", "1234567_5": "1234567.5",
     "twoe19": "2e19", "e19": "1e19", "two63_f": "9223372036854775808.0", "u64_float": "18446744073709551615.0",
     "int_as_e": "15020e0", "exp_neg_int": "1.5e-5", "e_minus5": "0.00001", "e_minus4": "0.0001",
-    "big_frac": "123456789.123", "neg_big": "-123456789012", "float_precise": "0.1000000000000000055511151231257827",
+    "big_frac": "123456789.123", "tie_even_down": "-783373024025016.2", "tie_even_down2": "178282446750899.12",
+    "tie_even_up": "1.2132146974191752e15", "near_tie": "2.5760470378398442e+29", "neg_big": "-123456789012", "float_precise": "0.1000000000000000055511151231257827",
 }
 for k, t in nums.items():
     add(f"num/{k}", raw='{"v": ' + t + '}')
@@ -220,6 +239,55 @@ add("k8s/pod", {
                          {"name": "istio-token", "projected": {"sources": [{"serviceAccountToken": {"audience": "istio-ca", "expirationSeconds": 43200, "path": "istio-token"}}]}}]},
     "status": {},
 })
+
+# --- seeded random cases: strings built from characters that matter to the
+# emitter, at several depths, as values, list items and keys ---
+import random
+
+rng = random.Random(20261130)
+palette = (["a", "b", "c", "x", "Z", "0", "1", "9"] * 6 + [" "] * 14 +
+           [":", "#", "-", "?", "'", '"', "\n", "\t", "\\", ",", "[", "]", "{", "}", "!", "&", "*", "|",
+            ">", "%", "@", "`", "~", ".", "_", "/", "=", "\r", "é", "日", "😀", "\u0085", "\u2028",
+            "\ufeff", "\u00a0", "\u0000", "\u001b", "\ue000"])
+
+
+def rand_string(key=False):
+    # A raw NEL in a key makes Go's JSON-to-YAML step fail; keep keys clean.
+    chars = [c for c in palette if c != "\u0085"] if key else palette
+    n = rng.choice([0, 1, 2, 3, 5, 8, 13, 40, 70, 78, 79, 80, 81, 82, 85, 90, 120, 200])
+    return "".join(rng.choice(chars) for _ in range(n))
+
+
+def rand_words():
+    out = []
+    while len(" ".join(out)) < rng.randint(60, 260):
+        out.append(rng.choice(["a", "bb", "ccc", "dddd", "e" * 9, "f" * 17, "x:", "#y", "'q'", "-", "1.5", "on"]))
+    sep = rng.choice([" ", " ", " ", "  ", "\n", " \n"])
+    text = sep.join(out)
+    if rng.random() < 0.3:
+        text = rng.choice([" ", "'", "\t", "- ", ": ", "\n"]) + text
+    if rng.random() < 0.3:
+        text += rng.choice([" ", "\n", "\n\n", ":"])
+    return text
+
+
+def nest(v, depth):
+    for _ in range(depth):
+        r = rng.random()
+        if r < 0.4:
+            v = {rng.choice(["k", "key", "a" * rng.randint(1, 30)]): v}
+        elif r < 0.7:
+            v = [v]
+        else:
+            v = {"m": [{"n": v, "o": 1}]}
+    return v
+
+
+for i in range(400):
+    s = rand_string() if i % 2 == 0 else rand_words()
+    add(f"random/value/{i}", nest({"v": s}, rng.randint(0, 4)))
+for i in range(100):
+    add(f"random/key/{i}", nest({rand_string(key=True) if i % 2 else rand_words(): rng.randint(0, 9)}, rng.randint(0, 3)))
 
 os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
 with open(sys.argv[1], "w", encoding="utf-8") as f:

@@ -19,17 +19,56 @@ struct Context {
     simple_key: bool,
 }
 
+/// One step of the emission; the work list replaces recursion so that any
+/// nesting depth is safe.
+enum Task<'a> {
+    /// Write a node.
+    Node(&'a Value, Context),
+    /// Write `- ` and queue the item.
+    SeqItem(&'a Value),
+    /// Write the key and `:`, and queue the value.
+    MapEntry(&'a str, &'a Value),
+    /// Restore the indentation of an enclosing collection.
+    PopIndent,
+}
+
 /// Emit one document holding `value`.
 pub(crate) fn document(value: &Value) -> Vec<u8> {
     let mut w = Writer::new();
-    node(
-        &mut w,
+    let mut tasks = vec![Task::Node(
         value,
         Context {
             mapping: false,
             simple_key: false,
         },
-    );
+    )];
+    while let Some(task) = tasks.pop() {
+        match task {
+            Task::Node(value, ctx) => node(&mut w, value, ctx, &mut tasks),
+            Task::SeqItem(item) => {
+                w.write_indent();
+                w.write_indicator(b"-", true, false, true);
+                tasks.push(Task::Node(
+                    item,
+                    Context {
+                        mapping: false,
+                        simple_key: false,
+                    },
+                ));
+            }
+            Task::MapEntry(key, value) => {
+                map_key(&mut w, key);
+                tasks.push(Task::Node(
+                    value,
+                    Context {
+                        mapping: true,
+                        simple_key: false,
+                    },
+                ));
+            }
+            Task::PopIndent => w.pop_indent(),
+        }
+    }
     // Document end: finish the last line.
     w.write_indent();
     w.out
@@ -46,24 +85,37 @@ fn string_style(s: &str) -> Style {
     }
 }
 
-fn node(w: &mut Writer, value: &Value, ctx: Context) {
+/// Write a node; collections queue their contents on `tasks`.
+fn node<'a>(w: &mut Writer, value: &'a Value, ctx: Context, tasks: &mut Vec<Task<'a>>) {
     match value {
         Value::Null => scalar(w, b"null", Style::Plain, ctx),
         Value::Bool(true) => scalar(w, b"true", Style::Plain, ctx),
         Value::Bool(false) => scalar(w, b"false", Style::Plain, ctx),
         Value::Number(n) => scalar(w, crate::number::format(n).as_bytes(), Style::Plain, ctx),
-        Value::String(s) => {
-            let s = crate::jsontext::read_back(s);
-            scalar(w, s.as_bytes(), string_style(&s), ctx);
-        }
+        Value::String(s) => string(w, s, ctx),
         Value::Array(items) if items.is_empty() => empty_flow(w, b"[", b"]"),
         Value::Object(map) if map.is_empty() => empty_flow(w, b"{", b"}"),
-        Value::Array(items) => sequence(w, items, ctx),
+        Value::Array(items) => {
+            // Block sequences directly under a mapping key are indentless.
+            let indentless = ctx.mapping && !w.indention;
+            w.increase_indent(false, indentless);
+            tasks.push(Task::PopIndent);
+            tasks.extend(items.iter().rev().map(Task::SeqItem));
+        }
         Value::Object(map) => {
-            let entries: Vec<(&String, &Value)> = map.iter().collect();
-            mapping(w, crate::sort::sort_keys(entries, |(k, _)| k.as_str()));
+            let entries: Vec<(&'a str, &'a Value)> = map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            let entries = crate::sort::sort_keys(entries, |(k, _)| k);
+            w.increase_indent(false, false);
+            tasks.push(Task::PopIndent);
+            tasks.extend(entries.into_iter().rev().map(|(k, v)| Task::MapEntry(k, v)));
         }
     }
+}
+
+/// Write a string value or key as go-yaml reads it back from Go's JSON.
+fn string(w: &mut Writer, s: &str, ctx: Context) {
+    let s = crate::jsontext::read_back(s);
+    scalar(w, s.as_bytes(), string_style(&s), ctx);
 }
 
 fn empty_flow(w: &mut Writer, open: &[u8], close: &[u8]) {
@@ -85,52 +137,33 @@ fn scalar(w: &mut Writer, value: &[u8], requested: Style, ctx: Context) {
     w.pop_indent();
 }
 
-fn sequence(w: &mut Writer, items: &[Value], ctx: Context) {
-    let indentless = ctx.mapping && !w.indention;
-    w.increase_indent(false, indentless);
-    for item in items {
-        w.write_indent();
-        w.write_indicator(b"-", true, false, true);
-        node(
+/// Write a mapping key and its `:`: `key:` when it is short and on one line,
+/// `? key` then `:` on the next line otherwise.
+fn map_key(w: &mut Writer, key: &str) {
+    w.write_indent();
+    let read = crate::jsontext::read_back(key);
+    let simple = !analyze(read.as_bytes()).multiline && read.len() <= MAX_SIMPLE_KEY;
+    if simple {
+        string(
             w,
-            item,
+            key,
             Context {
-                mapping: false,
+                mapping: true,
+                simple_key: true,
+            },
+        );
+        w.write_indicator(b":", false, false, false);
+    } else {
+        w.write_indicator(b"?", true, false, true);
+        string(
+            w,
+            key,
+            Context {
+                mapping: true,
                 simple_key: false,
             },
         );
-    }
-    w.pop_indent();
-}
-
-fn mapping(w: &mut Writer, entries: Vec<(&String, &Value)>) {
-    w.increase_indent(false, false);
-    let in_map = Context {
-        mapping: true,
-        simple_key: false,
-    };
-    for (key, value) in entries {
         w.write_indent();
-        let read = crate::jsontext::read_back(key);
-        let simple = !analyze(read.as_bytes()).multiline && read.len() <= MAX_SIMPLE_KEY;
-        let key_node = Value::String(key.clone());
-        if simple {
-            node(
-                w,
-                &key_node,
-                Context {
-                    mapping: true,
-                    simple_key: true,
-                },
-            );
-            w.write_indicator(b":", false, false, false);
-        } else {
-            w.write_indicator(b"?", true, false, true);
-            node(w, &key_node, in_map);
-            w.write_indent();
-            w.write_indicator(b":", true, false, true);
-        }
-        node(w, value, in_map);
+        w.write_indicator(b":", true, false, true);
     }
-    w.pop_indent();
 }

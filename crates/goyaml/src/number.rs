@@ -24,11 +24,48 @@ pub(crate) fn format(n: &Number) -> String {
     }
 }
 
-/// Shortest round-trip decimal digits of `|f|` (no leading zeros) and the
-/// decimal point position: `|f| = 0.DIGITS × 10^dp`. Zero gives `("0", 1)`.
+/// Shortest round-trip decimal digits of `|f|` (no leading or trailing
+/// zeros) and the decimal point position: `|f| = 0.DIGITS × 10^dp`. Zero gives
+/// `("0", 1)`.
+///
+/// Like Go's `strconv` (and unlike Rust's formatter), when the exact value
+/// lies halfway between two shortest candidates the one with an even last
+/// digit wins.
 fn shortest(f: f64) -> (String, i32) {
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let abs = f.abs();
+    let (digits, dp) = sci_digits(&format!("{abs:e}"));
+    if digits == "0" {
+        return (digits, 1);
+    }
+    let odd = digits.bytes().last().is_some_and(|d| (d - b'0') % 2 == 1);
+    if odd {
+        // The exact decimal expansion of an f64 has at most 767 significant
+        // digits; Rust prints it exactly with enough precision.
+        let (exact, exact_dp) = sci_digits(&format!("{abs:.800e}"));
+        let n = digits.len();
+        if exact_dp == dp && exact.len() == n + 1 && exact.ends_with('5') {
+            // A tie: the candidates are the truncation and its successor.
+            let lower = &exact[..n];
+            let other = if lower == digits {
+                increment(lower)
+            } else {
+                Some(lower.to_string())
+            };
+            if let Some(other) = other {
+                let round_trips = format!("0.{other}e{dp}").parse::<f64>().is_ok_and(|g| g == abs);
+                if round_trips && other.len() == n {
+                    return (other.trim_end_matches('0').to_string(), dp);
+                }
+            }
+        }
+    }
+    (digits, dp)
+}
+
+/// Split Rust's `{:e}` output into significant digits (trailing zeros
+/// removed) and the decimal point position.
+fn sci_digits(sci: &str) -> (String, i32) {
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     let exp: i32 = exp.parse().unwrap_or(0);
     let trimmed = digits.trim_end_matches('0');
@@ -36,6 +73,21 @@ fn shortest(f: f64) -> (String, i32) {
         return ("0".to_string(), 1);
     }
     (trimmed.to_string(), exp + 1)
+}
+
+/// A decimal digit string plus one in its last place, if that does not carry
+/// out of the first digit.
+fn increment(digits: &str) -> Option<String> {
+    let mut bytes = digits.as_bytes().to_vec();
+    for b in bytes.iter_mut().rev() {
+        if *b == b'9' {
+            *b = b'0';
+        } else {
+            *b += 1;
+            return String::from_utf8(bytes).ok();
+        }
+    }
+    None
 }
 
 /// `f` printed by Go's `encoding/json`, then read back and printed by go-yaml.
@@ -117,6 +169,15 @@ mod tests {
         assert_eq!(format_g(0.00001), "1e-05");
         assert_eq!(format_g(-2.5e100), "-2.5e+100");
         assert_eq!(format_g(0.0), "0");
+        // Exactly halfway between two shortest candidates: Go takes the even one.
+        assert_eq!(
+            format_g("-783373024025016.25".parse().unwrap_or(0.0)),
+            "-7.833730240250162e+14"
+        );
+        assert_eq!(
+            format_g("178282446750899.125".parse().unwrap_or(0.0)),
+            "1.7828244675089912e+14"
+        );
     }
 
     #[test]

@@ -42,7 +42,18 @@ fn resolves_to_non_string(s: &str) -> bool {
             if go_parse_int(&plain) || go_parse_uint(&plain) {
                 return true;
             }
-            yaml_style_float(&plain) && parses_as_go_float(&plain)
+            if yaml_style_float(&plain) && parses_as_go_float(&plain) {
+                return true;
+            }
+            // go-yaml's own binary fallbacks, which also take a sign after
+            // the prefix ("0b-1", "0b+1").
+            if let Some(rest) = plain.strip_prefix("0b") {
+                return go_parse_int_radix(rest, 2) || go_parse_uint_radix(rest, 2);
+            }
+            if let Some(rest) = plain.strip_prefix("-0b") {
+                return go_parse_int_radix(&format!("-{rest}"), 2);
+            }
+            false
         }
         _ => false,
     }
@@ -89,25 +100,85 @@ fn yaml_style_float(s: &str) -> bool {
 }
 
 /// Go's `strconv.ParseFloat(s, 64)` succeeding, for the strings that reach it
-/// here: decimal syntax (as above, or a leading `.`) that does not overflow.
+/// here (they start with `.`, a sign or a digit, so Go's hexadecimal and
+/// `inf`/`nan` forms cannot occur): decimal digits with at most one `.`, an
+/// optional exponent, underscores only between digits (Go literal syntax),
+/// the whole string used, and no overflow to infinity.
 fn parses_as_go_float(s: &str) -> bool {
-    if !yaml_style_float(s) {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let (mut sawdot, mut sawdigits, mut underscores) = (false, false, false);
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'_' => underscores = true,
+            b'.' if !sawdot => sawdot = true,
+            b'0'..=b'9' => sawdigits = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    if !sawdigits {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !b.get(i).is_some_and(u8::is_ascii_digit) {
+            return false;
+        }
+        while let Some(&c) = b.get(i) {
+            match c {
+                b'_' => underscores = true,
+                b'0'..=b'9' => {}
+                _ => break,
+            }
+            i += 1;
+        }
+    }
+    if i != b.len() || (underscores && !underscore_ok(s)) {
         return false;
     }
     // Go reports overflow to infinity as an error; underflow is fine.
-    let normalized = if s.starts_with('.') {
-        format!("0{s}")
+    let digits: String = s.chars().filter(|&c| c != '_').collect();
+    let normalized = digits.replace("+.", "+0.").replace("-.", "-0.");
+    let normalized = if normalized.starts_with('.') {
+        format!("0{normalized}")
     } else {
-        s.to_string()
+        normalized
     };
-    match normalized
-        .replace("+.", "+0.")
-        .replace("-.", "-0.")
-        .parse::<f64>()
-    {
+    match normalized.parse::<f64>() {
         Ok(f) => f.is_finite(),
         Err(_) => true,
     }
+}
+
+/// Go's `underscoreOK` for a decimal number: every underscore sits between
+/// two digits.
+fn underscore_ok(s: &str) -> bool {
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    // What was seen last: '^' start, '0' digit, '_' underscore, '!' other.
+    let mut saw = '^';
+    for c in body.chars() {
+        if c.is_ascii_digit() {
+            saw = '0';
+        } else if c == '_' {
+            if saw != '0' {
+                return false;
+            }
+            saw = '_';
+        } else {
+            if saw == '_' {
+                return false;
+            }
+            saw = '!';
+        }
+    }
+    saw != '_'
 }
 
 /// Split a Go integer literal (base 0 syntax, no underscores) into sign,
@@ -163,6 +234,25 @@ fn go_parse_uint(s: &str) -> bool {
     matches!(magnitude(digits, radix), Some(n) if n <= u128::from(u64::MAX))
 }
 
+/// Go's `strconv.ParseInt(s, radix, 64)` succeeding.
+fn go_parse_int_radix(s: &str, radix: u32) -> bool {
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    match magnitude(digits, radix) {
+        Some(n) if neg => n <= 1u128 << 63,
+        Some(n) => n < 1u128 << 63,
+        None => false,
+    }
+}
+
+/// Go's `strconv.ParseUint(s, radix, 64)` succeeding (no sign allowed).
+fn go_parse_uint_radix(s: &str, radix: u32) -> bool {
+    !s.starts_with(['+', '-']) && matches!(magnitude(s, radix), Some(n) if n <= u128::from(u64::MAX))
+}
+
 /// go-yaml's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
 pub(crate) fn is_base60_float(s: &str) -> bool {
     let b = s.as_bytes();
@@ -215,7 +305,8 @@ mod tests {
             assert!(needs_quotes(s), "{s:?}");
         }
         for s in [
-            "a", "nULL", "0x", "1e", "._5", "0xZZ", "1-2", "yess", "-", "+", "1e999", ".1e999",
+            "a", "nULL", "0x", "1e", "._5", ".5_", ".5_e3", ".5e_3", ".5.5", "-0b-1", "0b", "0xZZ", "1-2",
+            "yess", "-", "+", "1e999", ".1e999",
         ] {
             assert!(!needs_quotes(s), "{s:?}");
         }

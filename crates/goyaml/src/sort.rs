@@ -42,9 +42,15 @@ fn is_digit(c: char) -> bool {
 }
 
 /// go-yaml's `keyList.Less` for two string keys.
+#[cfg(test)]
 pub(crate) fn natural_less(a: &str, b: &str) -> bool {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
+    less_runes(&ar, &br)
+}
+
+/// go-yaml's `keyList.Less` for two keys given as runes.
+fn less_runes(ar: &[char], br: &[char]) -> bool {
     for i in 0..ar.len().min(br.len()) {
         if ar[i] == br[i] {
             continue;
@@ -93,23 +99,37 @@ pub(crate) fn natural_less(a: &str, b: &str) -> bool {
     ar.len() < br.len()
 }
 
-/// Sort keys with [`natural_less`]. A merge sort written out so that no
-/// comparison outcome can make it panic (the order is not guaranteed to be
+/// Sort items by key in go-yaml's natural order. A merge sort written out
+/// so that no comparison outcome can make it panic (the order is not
 /// transitive for every input, and Go's own order is then unspecified too).
-pub(crate) fn sort_keys<T>(items: Vec<T>, key: impl Fn(&T) -> &str + Copy) -> Vec<T> {
+///
+/// Where the natural order is not transitive, Go's output depends on its
+/// random map iteration order. Here the items are put in code point order
+/// first, so the result depends only on the set of keys, never on the order
+/// they came in.
+pub(crate) fn sort_keys<T>(items: Vec<T>, key: impl Fn(&T) -> &str) -> Vec<T> {
+    let mut keyed: Vec<(Vec<char>, T)> = items
+        .into_iter()
+        .map(|item| (key(&item).chars().collect(), item))
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    merge_sort(keyed).into_iter().map(|(_, item)| item).collect()
+}
+
+fn merge_sort<T>(items: Vec<(Vec<char>, T)>) -> Vec<(Vec<char>, T)> {
     if items.len() <= 1 {
         return items;
     }
     let mut left = items;
     let right = left.split_off(left.len() / 2);
-    let left = sort_keys(left, key);
-    let right = sort_keys(right, key);
+    let left = merge_sort(left);
+    let right = merge_sort(right);
     let mut out = Vec::with_capacity(left.len() + right.len());
     let mut l = left.into_iter().peekable();
     let mut r = right.into_iter().peekable();
     loop {
         let take_right = match (l.peek(), r.peek()) {
-            (Some(x), Some(y)) => natural_less(key(y), key(x)),
+            (Some(x), Some(y)) => less_runes(&y.0, &x.0),
             (Some(_), None) => false,
             (None, Some(_)) => true,
             (None, None) => break,
@@ -126,6 +146,14 @@ pub(crate) fn sort_keys<T>(items: Vec<T>, key: impl Fn(&T) -> &str + Copy) -> Ve
 mod tests {
     use super::*;
 
+    #[test]
+    fn less() {
+        assert!(natural_less("a2", "a10"));
+        assert!(natural_less("a10", "a1a"));
+        assert!(!natural_less("a1a", "a10"));
+        assert!(natural_less("-", "a"));
+    }
+
     fn sorted(keys: &[&str]) -> Vec<String> {
         sort_keys(keys.iter().map(|s| s.to_string()).collect(), |s| s.as_str())
     }
@@ -135,5 +163,8 @@ mod tests {
         assert_eq!(sorted(&["a10", "a2", "a1"]), ["a1", "a2", "a10"]);
         assert_eq!(sorted(&["b", "a", "B", "A"]), ["A", "B", "a", "b"]);
         assert_eq!(sorted(&["ab", "a"]), ["a", "ab"]);
+        // Not transitive (a10 < a1a < a2 < a10): still independent of input order.
+        assert_eq!(sorted(&["a10", "a1a", "a2"]), sorted(&["a2", "a1a", "a10"]));
+        assert_eq!(sorted(&["a10", "a1a", "a2"]), sorted(&["a1a", "a10", "a2"]));
     }
 }
