@@ -90,5 +90,10 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+#[allow(missing_docs)]
+mod group {
+    use super::*;
+    criterion_group!(benches, bench);
+}
+use group::benches;
 criterion_main!(benches);
