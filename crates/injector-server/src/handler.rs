@@ -71,11 +71,15 @@ pub(crate) async fn route<I: Injector>(
     shared: Arc<Shared<I>>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    let path = req.uri().path();
+    // Routing uses the decoded path, like Go's `URL.Path` (so `/inject%2Fk%2Fv` is
+    // `/inject/k/v`).
+    let path = path_params::percent_decode_path(req.uri().path());
+    let path = path.as_str();
     // Istio registers `/inject` and the prefix `/inject/`, with no method check: any method
     // with a body works. We keep that (the API server only ever POSTs).
     if path == "/inject" || path.starts_with("/inject/") {
-        return Ok(admit(shared, req).await);
+        let path = path.to_owned();
+        return Ok(admit(shared, req, path).await);
     }
     if path == "/ready" || path == "/readyz" {
         let (ready, detail) = shared.readiness_report();
@@ -118,10 +122,9 @@ impl Record {
     }
 }
 
-async fn admit<I: Injector>(shared: Arc<Shared<I>>, req: Request<Incoming>) -> Response<Body> {
+async fn admit<I: Injector>(shared: Arc<Shared<I>>, req: Request<Incoming>, path: String) -> Response<Body> {
     let start = Instant::now();
     shared.metrics.requests.inc();
-    let path = path_params::percent_decode_path(req.uri().path());
     let (resp, record) = admit_inner(&shared, req, &path, start).await;
     let elapsed = start.elapsed();
     shared.metrics.time.observe(elapsed.as_secs_f64());

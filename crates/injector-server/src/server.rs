@@ -9,12 +9,12 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use prometheus_client::registry::Registry;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -60,6 +60,9 @@ pub struct ServeOptions {
     /// Time allowed to send the request headers (slow clients; default 30 s as Istio's
     /// `ReadHeaderTimeout`). Also bounds idle HTTP/1.1 keep-alive connections.
     pub header_read_timeout: Duration,
+    /// A connection with no request in flight for this long is closed gracefully (default
+    /// 90 s, Istio's `IdleTimeout`).
+    pub idle_timeout: Duration,
     /// Time allowed to send the body (default 30 s).
     pub body_read_timeout: Duration,
     /// Deadline when the request has no `?timeout=` (default 10 s, Kubernetes' default
@@ -88,6 +91,7 @@ impl Default for ServeOptions {
             body_limit: 6 * 1024 * 1024,
             handshake_timeout: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(90),
             body_read_timeout: Duration::from_secs(30),
             default_timeout: Duration::from_secs(10),
             max_timeout: Duration::from_secs(30),
@@ -201,10 +205,13 @@ impl<I: Injector> Server<I> {
             acceptor,
             options,
         } = self;
+        // `stop` tells connections to finish; `mon_stop` stops the monitoring server last, so
+        // metrics and readiness stay observable while draining.
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let (mon_stop_tx, mon_stop_rx) = tokio::sync::watch::channel(false);
         let monitoring_task = monitoring.map(|l| {
             let shared = shared.clone();
-            let stop = stop_rx.clone();
+            let stop = mon_stop_rx.clone();
             tokio::spawn(monitoring::serve(l, shared, stop))
         });
 
@@ -221,7 +228,8 @@ impl<I: Injector> Server<I> {
             .keep_alive_interval(Duration::from_secs(30))
             .keep_alive_timeout(Duration::from_secs(20));
         let builder = Arc::new(builder);
-        let graceful = GracefulShutdown::new();
+        // Every connection task holds a clone of `done_tx`; draining waits for all to drop.
+        let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(1);
         let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
         shared.readiness.set_listening();
         tracing::info!(addr = %listener.local_addr().map_err(|e| Error::Io(e.to_string()))?,
@@ -246,49 +254,154 @@ impl<I: Injector> Server<I> {
                 () = &mut shutdown => break,
             };
             let _ = tcp.set_nodelay(true);
-            let watcher = graceful.watcher();
-            let acceptor = acceptor.clone();
-            let builder = builder.clone();
-            let shared = shared.clone();
-            let handshake_timeout = options.handshake_timeout;
+            let conn = ConnTask {
+                acceptor: acceptor.clone(),
+                builder: builder.clone(),
+                shared: shared.clone(),
+                handshake_timeout: options.handshake_timeout,
+                idle_timeout: options.idle_timeout,
+                stop: stop_rx.clone(),
+                _done: done_tx.clone(),
+            };
             tokio::spawn(async move {
                 let _permit = permit;
-                let Some(tcp) = reject_plain_http(tcp, peer, handshake_timeout).await else {
-                    return;
-                };
-                let tls = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
-                    Ok(Ok(tls)) => tls,
-                    Ok(Err(e)) => {
-                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => {
-                        tracing::debug!(%peer, "TLS handshake timed out");
-                        return;
-                    }
-                };
-                let service = service_fn(move |req| handler::route(shared.clone(), req));
-                let conn = builder.serve_connection(TokioIo::new(tls), service);
-                if let Err(e) = watcher.watch(conn).await {
-                    tracing::debug!(%peer, error = %e, "connection ended with an error");
-                }
+                conn.run(tcp, peer).await;
             });
         }
 
         // Draining: stop accepting, report not ready, finish in-flight requests.
         drop(listener);
         shared.readiness.set_draining();
-        tracing::info!(grace_period = ?options.grace_period, in_flight_connections = graceful.count(),
+        let open = options.max_connections.max(1) - connections.available_permits();
+        tracing::info!(grace_period = ?options.grace_period, open_connections = open,
             "shutting down: no longer accepting, draining in-flight requests");
-        match tokio::time::timeout(options.grace_period, graceful.shutdown()).await {
-            Ok(()) => tracing::info!("all connections drained"),
+        let _ = stop_tx.send(true);
+        drop(done_tx);
+        match tokio::time::timeout(options.grace_period, done_rx.recv()).await {
+            Ok(_) => tracing::info!("all connections drained"),
             Err(_) => tracing::warn!("grace period elapsed with connections still open; closing them"),
         }
-        let _ = stop_tx.send(true);
+        let _ = mon_stop_tx.send(true);
         if let Some(task) = monitoring_task {
             let _ = task.await;
         }
         Ok(())
+    }
+}
+
+/// One accepted TCP connection.
+struct ConnTask<I: Injector> {
+    acceptor: tokio_rustls::TlsAcceptor,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    shared: Arc<Shared<I>>,
+    handshake_timeout: Duration,
+    idle_timeout: Duration,
+    stop: tokio::sync::watch::Receiver<bool>,
+    _done: tokio::sync::mpsc::Sender<()>,
+}
+
+impl<I: Injector> ConnTask<I> {
+    async fn run(mut self, tcp: TcpStream, peer: SocketAddr) {
+        let Some(tcp) = reject_plain_http(tcp, peer, self.handshake_timeout).await else {
+            return;
+        };
+        let tls = match tokio::time::timeout(self.handshake_timeout, self.acceptor.accept(tcp)).await {
+            Ok(Ok(tls)) => tls,
+            Ok(Err(e)) => {
+                tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!(%peer, "TLS handshake timed out");
+                return;
+            }
+        };
+        if *self.stop.borrow() {
+            return;
+        }
+        let activity = Arc::new(Activity::new());
+        let shared = self.shared.clone();
+        let act = activity.clone();
+        let service = service_fn(move |req| {
+            let busy = act.begin();
+            let shared = shared.clone();
+            async move {
+                let resp = handler::route(shared, req).await;
+                drop(busy);
+                resp
+            }
+        });
+        let conn = self.builder.serve_connection(TokioIo::new(tls), service);
+        tokio::pin!(conn);
+        let mut closing = false;
+        let mut tick = tokio::time::interval((self.idle_timeout / 4).max(Duration::from_millis(50)));
+        loop {
+            tokio::select! {
+                res = conn.as_mut() => {
+                    if let Err(e) = res {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                    return;
+                }
+                _ = self.stop.changed(), if !closing => {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+                _ = tick.tick(), if !closing => {
+                    if activity.idle_for().is_some_and(|d| d >= self.idle_timeout) {
+                        tracing::debug!(%peer, "closing idle connection");
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Requests in flight on one connection, and when the last one started or ended.
+struct Activity {
+    start: Instant,
+    in_flight: AtomicUsize,
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Activity {
+            start: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::SeqCst);
+    }
+
+    fn begin(self: &Arc<Self>) -> Busy {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.touch();
+        Busy(self.clone())
+    }
+
+    /// How long the connection has been idle, or `None` while a request is in flight.
+    fn idle_for(&self) -> Option<Duration> {
+        if self.in_flight.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let last = Duration::from_millis(self.last_ms.load(Ordering::SeqCst));
+        Some(self.start.elapsed().saturating_sub(last))
+    }
+}
+
+struct Busy(Arc<Activity>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
