@@ -250,7 +250,7 @@ async fn admit_inner<I: Injector>(
         );
     }
 
-    let request = match admission::decode(&body) {
+    let mut request = match admission::decode(&body) {
         Ok(r) => r,
         Err(e) => {
             m.fail(FailureType::Decode);
@@ -273,10 +273,11 @@ async fn admit_inner<I: Injector>(
         decision: "denied",
         reason: String::new(),
     };
+    let (review_version, uid) = (request.version, request.uid.clone());
     let respond = |verdict: &Verdict| {
         json(
             StatusCode::OK,
-            admission::encode_response(Some(request.version), &request.uid, verdict),
+            admission::encode_response(Some(review_version), &uid, verdict),
         )
     };
 
@@ -299,7 +300,7 @@ async fn admit_inner<I: Injector>(
         namespace: request.namespace.clone(),
         operation: request.operation.clone(),
         dry_run: request.dry_run,
-        object: request.object.clone(),
+        object: std::mem::take(&mut request.object),
         path_env,
         path: path.to_owned(),
         deadline,
@@ -329,7 +330,7 @@ async fn admit_inner<I: Injector>(
         Ok(Err(join)) => {
             m.fail(FailureType::Internal);
             m.success.inc();
-            tracing::error!(uid = %request.uid, error = %join, "injector task failed");
+            tracing::error!(uid = %record.uid, error = %join, "injector task failed");
             let msg = "internal error in the sidecar injector (the injection engine panicked); \
                        see the injector logs"
                 .to_owned();
