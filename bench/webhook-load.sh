@@ -7,10 +7,12 @@
 # the blocking-pool hand-off, not template rendering.
 #
 # Load tool: h2load (Debian package nghttp2-client), over keep-alive HTTPS, HTTP/2 by default
-# (PROTO=h1 for HTTP/1.1). The server is pinned to CPU 0 and h2load to CPU 1 (taskset).
+# (PROTO=h1 for HTTP/1.1). The server is pinned to CPU 0 and h2load to CPU 1 (taskset;
+# PIN=0 lets both float over the two cores).
 #
 # Usage: bench/webhook-load.sh            # 20 s, 8 connections x 10 streams, HTTP/2
 #        DURATION=10 CLIENTS=16 STREAMS=4 PROTO=h1 bench/webhook-load.sh
+#        SERVER_ARGS=--inline bench/webhook-load.sh   # engine on the async worker
 # Output: throughput (admissions/s), latency p50/p90/p99/max, peak RSS (VmHWM) of the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,8 @@ CLIENTS=${CLIENTS:-8}
 STREAMS=${STREAMS:-10}
 PROTO=${PROTO:-h2}
 PORT=${PORT:-18443}
+PIN=${PIN:-1}   # 1: server on CPU 0, h2load on CPU 1; 0: no pinning
+if [ "$PIN" = 1 ]; then server_cpu=(taskset -c 0); load_cpu=(taskset -c 1); else server_cpu=(); load_cpu=(); fi
 MON_PORT=${MON_PORT:-18014}
 
 if ! command -v h2load >/dev/null; then
@@ -28,7 +32,7 @@ if ! command -v h2load >/dev/null; then
   exit 1
 fi
 
-cargo build --release --quiet -p injector-server --example fake_injector
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet -p injector-server --example fake_injector
 bin=target/release/examples/fake_injector
 work=$(mktemp -d)
 trap 'kill -TERM "${pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -90,8 +94,8 @@ review = {
 open(sys.argv[1], "w").write(json.dumps(review))
 PY
 
-RUST_LOG=${RUST_LOG:-warn} taskset -c 0 "$bin" --addr "127.0.0.1:$PORT" --monitoring-addr "127.0.0.1:$MON_PORT" \
-  --write-ca "$work/ca.pem" 2>"$work/server.log" &
+RUST_LOG=${RUST_LOG:-warn} "${server_cpu[@]}" "$bin" --addr "127.0.0.1:$PORT" --monitoring-addr "127.0.0.1:$MON_PORT" \
+  --write-ca "$work/ca.pem" ${SERVER_ARGS:-} 2>"$work/server.log" &
 pid=$!
 for _ in $(seq 100); do
   curl -fs "http://127.0.0.1:$MON_PORT/readyz" >/dev/null && break
@@ -103,7 +107,7 @@ proto_args=()
 if [ "$PROTO" = h1 ]; then proto_args=(--h1); STREAMS=1; fi
 url="https://127.0.0.1:$PORT/inject?timeout=10s"
 echo "== $PROTO, $CLIENTS connections x $STREAMS streams, ${DURATION}s (+${WARMUP}s warm-up); body $(wc -c <"$work/review.json") bytes"
-taskset -c 1 h2load "${proto_args[@]}" -c "$CLIENTS" -m "$STREAMS" -t 1 -D "$DURATION" --warm-up-time "$WARMUP" \
+"${load_cpu[@]}" h2load "${proto_args[@]}" -c "$CLIENTS" -m "$STREAMS" -t 1 -D "$DURATION" --warm-up-time "$WARMUP" \
   -d "$work/review.json" -H 'content-type: application/json' --log-file "$work/requests.tsv" "$url" \
   | tee "$work/h2load.txt" | grep -E "finished in|requests:|status codes:|traffic:|time for request:"
 

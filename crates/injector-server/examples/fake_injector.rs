@@ -7,7 +7,8 @@
 //! `sidecar.istio.io/inject: "false"` are skipped.
 //!
 //! Options (all optional): `--addr 127.0.0.1:15017 --monitoring-addr 127.0.0.1:15014
-//! --write-ca /tmp/ca.pem --max-concurrency 64 --log-format text|json`. Logs per admission are
+//! --write-ca /tmp/ca.pem --max-concurrency 64 --log-format text|json --inline` (`--inline`
+//! runs the engine on the async worker instead of the blocking pool). Logs per admission are
 //! at `info`; set `RUST_LOG=warn` under load.
 
 use std::collections::BTreeMap;
@@ -135,6 +136,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         ..ServeOptions::default()
     };
+    options.inline_injector = args.iter().any(|a| a == "--inline");
     if let Some(n) = arg(&args, "--max-concurrency") {
         options.max_concurrency = n.parse()?;
     }

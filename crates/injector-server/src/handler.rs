@@ -34,6 +34,7 @@ pub(crate) struct Limits {
     pub queue_timeout: Duration,
     pub default_timeout: Duration,
     pub max_timeout: Duration,
+    pub inline_injector: bool,
 }
 
 /// Everything the handler needs, shared by all connections.
@@ -305,17 +306,34 @@ async fn admit_inner<I: Injector>(
         path: path.to_owned(),
         deadline,
     };
-    let injector = shared.injector.clone();
-    // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine keeps
-    // its slot until it really finishes (back-pressure instead of unbounded threads).
-    let task = tokio::task::spawn_blocking(move || {
+    let result = if limits.inline_injector {
         let _permit = permit;
         if Instant::now() >= input.deadline {
-            return None;
+            Ok(Ok(None))
+        } else {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shared.injector.admit(&config, &input)
+            }));
+            Ok(outcome
+                .map(Some)
+                .map_err(|_| "the injection engine panicked".to_owned()))
         }
-        Some(injector.admit(&config, &input))
-    });
-    let outcome = match tokio::time::timeout_at(deadline.into(), task).await {
+    } else {
+        let injector = shared.injector.clone();
+        // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
+        // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            if Instant::now() >= input.deadline {
+                return None;
+            }
+            Some(injector.admit(&config, &input))
+        });
+        tokio::time::timeout_at(deadline.into(), task)
+            .await
+            .map(|joined| joined.map_err(|e| e.to_string()))
+    };
+    let outcome = match result {
         Ok(Ok(Some(outcome))) => outcome,
         Ok(Ok(None)) | Err(_) => {
             m.fail(FailureType::Deadline);
@@ -327,10 +345,10 @@ async fn admit_inner<I: Injector>(
             record.reason = msg.clone();
             return (respond(&Verdict::Deny(msg)), record);
         }
-        Ok(Err(join)) => {
+        Ok(Err(error)) => {
             m.fail(FailureType::Internal);
             m.success.inc();
-            tracing::error!(uid = %record.uid, error = %join, "injector task failed");
+            tracing::error!(uid = %record.uid, %error, "injector task failed");
             let msg = "internal error in the sidecar injector (the injection engine panicked); \
                        see the injector logs"
                 .to_owned();

@@ -41,3 +41,15 @@ pub fn init_logging(format: LogFormat) -> Result<(), String> {
     }
     .map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_format_parses() {
+        assert_eq!("json".parse::<LogFormat>(), Ok(LogFormat::Json));
+        assert_eq!("text".parse::<LogFormat>(), Ok(LogFormat::Text));
+        assert!("yaml".parse::<LogFormat>().is_err());
+    }
+}

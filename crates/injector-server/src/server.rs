@@ -72,6 +72,11 @@ pub struct ServeOptions {
     pub max_timeout: Duration,
     /// HTTP/2 streams per connection (default 256).
     pub max_concurrent_streams: u32,
+    /// Run [`Injector::admit`] directly on the async worker thread instead of tokio's
+    /// blocking pool (default `false`). Saves a thread hand-off per admission, but a slow
+    /// engine then stalls other connections and the deadline cannot cut it short: only for
+    /// engines that reliably take well under a millisecond.
+    pub inline_injector: bool,
 }
 
 impl Default for ServeOptions {
@@ -96,6 +101,7 @@ impl Default for ServeOptions {
             default_timeout: Duration::from_secs(10),
             max_timeout: Duration::from_secs(30),
             max_concurrent_streams: 256,
+            inline_injector: false,
         }
     }
 }
@@ -168,6 +174,7 @@ impl<I: Injector> Server<I> {
                 queue_timeout: options.queue_timeout,
                 default_timeout: options.default_timeout,
                 max_timeout: options.max_timeout,
+                inline_injector: options.inline_injector,
             },
             readiness: Readiness::default(),
         });

@@ -330,3 +330,41 @@ async fn metrics_healthz_readyz() {
     assert_eq!(r.status, StatusCode::OK);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn inline_injector_mode_behaves_the_same() {
+    let server = TestServer::start_with(|o| o.inline_injector = true).await;
+    let mut c = server.client(Proto::H2).await;
+    let r = c
+        .post(
+            "/inject/cluster/c",
+            review("admission.k8s.io/v1beta1", "i", json!({})),
+        )
+        .await
+        .expect("resp");
+    let j = r.json();
+    assert_eq!(j["apiVersion"], "admission.k8s.io/v1beta1");
+    assert_eq!(decoded_patch(&j)[1]["value"], r#"{"ISTIO_META_CLUSTER_ID":"c"}"#);
+    let r = c
+        .post(
+            "/inject",
+            review("admission.k8s.io/v1", "p", json!({"test/action": "panic"})),
+        )
+        .await
+        .expect("resp");
+    assert!(
+        r.json()["response"]["status"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("internal error")
+    );
+    let r = c
+        .post(
+            "/inject",
+            review("admission.k8s.io/v1", "s", json!({"test/action": "skip"})),
+        )
+        .await
+        .expect("resp");
+    assert_eq!(r.json()["response"], json!({"uid": "s", "allowed": true}));
+    server.stop().await;
+}

@@ -301,3 +301,69 @@ async fn half_written_certificate_keeps_the_old_one() {
     .await;
     server.stop().await;
 }
+
+#[tokio::test]
+async fn missing_certificate_files_are_not_ready_until_written() {
+    let ca = TestCa::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cert_path = dir.path().join("tls.crt");
+    let key_path = dir.path().join("tls.key");
+    std::fs::write(dir.path().join("ca.pem"), &ca.ca_pem).expect("write");
+    let config_path = dir.path().join("config");
+    std::fs::write(&config_path, "version=1").expect("write");
+    let mut opts = options(dir.path());
+    opts.cert = CertSource::Files {
+        cert: cert_path.clone(),
+        key: key_path.clone(),
+    };
+    let store = injector_server::ConfigStore::watch_files(
+        vec![("config".into(), config_path)],
+        FAST_WATCH,
+        load_fake_config,
+    );
+    let server = injector_server::Server::bind(opts, FakeInjector, store)
+        .await
+        .expect("bind without a certificate");
+    let (addr, mon) = (
+        server.local_addr().expect("addr"),
+        server.monitoring_addr().expect("mon"),
+    );
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let handle = tokio::spawn(server.serve(async move {
+        let _ = rx.await;
+    }));
+    eventually("monitoring up", || async {
+        http_get(mon, "/healthz").await.is_ok()
+    })
+    .await;
+    let (status, detail) = http_get(mon, "/readyz").await.expect("readyz");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(detail.contains("cannot read"), "{detail}");
+    assert!(
+        Client::connect(addr, &ca.ca_pem, Proto::H1).await.is_err(),
+        "no certificate, no handshake"
+    );
+
+    let (cert, key) = ca.leaf("late", 7);
+    std::fs::write(&key_path, key).expect("write");
+    std::fs::write(&cert_path, cert).expect("write");
+    eventually("ready", || async {
+        matches!(http_get(mon, "/readyz").await, Ok((StatusCode::OK, _)))
+    })
+    .await;
+    let mut c = Client::connect(addr, &ca.ca_pem, Proto::H2)
+        .await
+        .expect("connect");
+    assert_eq!(common_name(&c.peer_cert), "late");
+    let r = c
+        .post("/inject", review("admission.k8s.io/v1", "l", json!({})))
+        .await
+        .expect("resp");
+    assert_eq!(r.status, StatusCode::OK);
+    let _ = tx.send(());
+    tokio::time::timeout(LIMIT, handle)
+        .await
+        .expect("stops")
+        .expect("join")
+        .expect("ok");
+}
