@@ -290,20 +290,17 @@ mod tests {
         std::fs::write(&path, "2").expect("write");
         assert!(wait_for(|| store.current().as_deref() == Some(&2)));
         std::fs::write(&path, "oops").expect("write");
-        assert!(wait_for(|| store.status().last_error.is_some()));
+        // The watcher may first see a truncated (empty) file; wait for the final error.
+        assert!(wait_for(|| store
+            .status()
+            .last_error
+            .unwrap_or_default()
+            .contains("n: invalid digit")));
         assert_eq!(store.current().as_deref(), Some(&2), "last good kept");
-        assert!(
-            store
-                .status()
-                .last_error
-                .as_deref()
-                .unwrap_or("")
-                .contains("n: invalid digit")
-        );
         std::fs::write(&path, "3").expect("write");
         assert!(wait_for(|| store.current().as_deref() == Some(&3)));
-        assert_eq!(store.status().last_error, None);
-        assert_eq!(store.status().generation, 3);
+        assert!(wait_for(|| store.status().last_error.is_none()));
+        assert!(store.status().generation >= 3);
     }
 
     #[test]

@@ -156,6 +156,12 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
+    fn atomic_write(path: &std::path::Path, contents: &str) {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, contents).expect("write");
+        std::fs::rename(&tmp, path).expect("rename");
+    }
+
     #[test]
     fn notices_changes_and_stops_on_drop() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -171,15 +177,15 @@ mod tests {
             let _ = tx.send(c);
             true
         });
-        std::fs::write(&path, "two").expect("write");
+        atomic_write(&path, "two");
         let got = rx.recv_timeout(Duration::from_secs(5)).expect("change seen");
         assert_eq!(got, Ok(vec![b"two".to_vec()]));
         // Same contents again: no callback.
-        std::fs::write(&path, "two").expect("write");
+        atomic_write(&path, "two");
         assert!(rx.recv_timeout(Duration::from_millis(500)).is_err());
         drop(handle);
         let start = Instant::now();
-        std::fs::write(&path, "three").expect("write");
+        atomic_write(&path, "three");
         // After drop the thread exits; at most one racing callback.
         let _ = rx.recv_timeout(Duration::from_millis(500));
         assert!(start.elapsed() < Duration::from_secs(2));

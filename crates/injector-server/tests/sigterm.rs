@@ -6,8 +6,6 @@
 #[allow(dead_code)]
 mod common;
 
-use std::time::Duration;
-
 use common::*;
 use http::StatusCode;
 use serde_json::json;
@@ -29,6 +27,7 @@ async fn sigterm_finishes_in_flight_requests_then_returns() {
         .await
         .expect("bind");
     let addr = server.local_addr().expect("addr");
+    let monitoring = server.monitoring_addr().expect("monitoring");
     let ca = server.cert_store().ca_pem().expect("self-signed CA").to_owned();
     let serve = tokio::spawn(server.serve(injector_server::shutdown_signal()));
 
@@ -49,7 +48,7 @@ async fn sigterm_finishes_in_flight_requests_then_returns() {
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    wait_in_flight(monitoring, 1).await;
     let status = std::process::Command::new("kill")
         .args(["-TERM", &std::process::id().to_string()])
         .status()

@@ -406,6 +406,14 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> Result<(StatusCode, Strin
     Ok((status, String::from_utf8_lossy(&body).into_owned()))
 }
 
+/// Replaces a file atomically (write a temporary file, rename), as Kubernetes volume updates
+/// do, so a watcher never sees it truncated.
+pub fn atomic_write(path: &Path, contents: impl AsRef<[u8]>) {
+    let tmp = path.with_extension("tmp-write");
+    std::fs::write(&tmp, contents).expect("write temp");
+    std::fs::rename(&tmp, path).expect("rename");
+}
+
 /// Polls `f` until it returns true or [`LIMIT`] passes.
 pub async fn eventually<F, Fut>(what: &str, mut f: F)
 where
@@ -420,6 +428,19 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("timed out waiting for: {what}");
+}
+
+/// Waits until `n` admissions are in flight (so a test can act while a request is inside the
+/// injector, whatever the machine's speed).
+pub async fn wait_in_flight(monitoring: SocketAddr, n: u32) {
+    eventually(&format!("{n} admission(s) in flight"), || async move {
+        let text = http_get(monitoring, "/metrics")
+            .await
+            .map(|r| r.1)
+            .unwrap_or_default();
+        metric(&text, "sidecar_injector_admissions_in_flight") == Some(f64::from(n))
+    })
+    .await;
 }
 
 /// The value of an unlabelled sample in Prometheus text.

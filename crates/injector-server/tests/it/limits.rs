@@ -106,13 +106,13 @@ async fn concurrency_limit_answers_503_with_retry_after() {
                 review(
                     "admission.k8s.io/v1",
                     "slow",
-                    json!({"test/action": "sleep-ms:1500"}),
+                    json!({"test/action": "sleep-ms:2500"}),
                 ),
             )
             .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_in_flight(server.monitoring, 1).await;
     let mut c = c;
     let start = Instant::now();
     let r = c
@@ -122,8 +122,8 @@ async fn concurrency_limit_answers_503_with_retry_after() {
     assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text());
     assert_eq!(r.headers["retry-after"], "1");
     assert!(
-        start.elapsed() < Duration::from_millis(1000),
-        "waited only the queue timeout"
+        start.elapsed() >= Duration::from_millis(150),
+        "waited for a slot first"
     );
     let r = slow.await.expect("join").expect("slow resp");
     assert_eq!(r.status, StatusCode::OK);

@@ -28,13 +28,13 @@ async fn config_reload_good_then_bad_keeps_last_good() {
     let server = TestServer::start().await;
     assert_eq!(injected_by(&server).await, "fake-1");
 
-    std::fs::write(&server.config_path, "version=2").expect("write");
+    atomic_write(&server.config_path, "version=2");
     eventually("version 2 in service", || async {
         injected_by(&server).await == "fake-2"
     })
     .await;
 
-    std::fs::write(&server.config_path, "this is not a config").expect("write");
+    atomic_write(&server.config_path, "this is not a config");
     eventually("bad config rejected", || async {
         metric(
             &server.metrics().await,
@@ -60,7 +60,7 @@ async fn config_reload_good_then_bad_keeps_last_good() {
     assert_eq!(status, StatusCode::OK, "still ready: the last good config serves");
     assert!(detail.contains("expected `version=<N>`"), "{detail}");
 
-    std::fs::write(&server.config_path, "version=3").expect("write");
+    atomic_write(&server.config_path, "version=3");
     eventually("version 3 in service", || async {
         injected_by(&server).await == "fake-3"
     })
@@ -263,7 +263,8 @@ async fn half_written_certificate_keeps_the_old_one() {
     let ca = TestCa::new();
     let (server, cert_path, key_path) = start_with_cert_files(&ca).await;
     let (cert3, key3) = ca.leaf("leaf-3", 3);
-    std::fs::write(&cert_path, &cert3.as_bytes()[..cert3.len() / 3]).expect("write half");
+    // The file as a writer left it midway (written in one go so the watcher sees exactly it).
+    atomic_write(&cert_path, &cert3.as_bytes()[..cert3.len() / 3]);
     eventually("half-written file rejected", || async {
         server
             .metrics()

@@ -23,7 +23,7 @@ async fn in_flight_requests_complete_during_shutdown() {
             )
             .await
         });
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        wait_in_flight(server.monitoring, 1).await;
         server.trigger_shutdown();
         // Draining: not ready any more, new connections refused once the listener is gone.
         eventually("not ready while draining", || async {
@@ -36,8 +36,7 @@ async fn in_flight_requests_complete_during_shutdown() {
         let r = slow.await.expect("join").expect("in-flight request completed");
         assert_eq!(r.status, StatusCode::OK);
         assert_eq!(r.json()["response"]["allowed"], true);
-        let elapsed = server.stop().await;
-        assert!(elapsed < Duration::from_secs(3));
+        server.stop().await;
     }
 }
 
@@ -59,17 +58,17 @@ async fn grace_period_bounds_shutdown() {
             review(
                 "admission.k8s.io/v1",
                 "stuck",
-                json!({"test/action": "sleep-ms:3000"}),
+                json!({"test/action": "sleep-ms:5000"}),
             ),
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    wait_in_flight(server.monitoring, 1).await;
     let start = Instant::now();
     server.trigger_shutdown();
     let _ = server.stop().await;
     assert!(
-        start.elapsed() < Duration::from_millis(2000),
+        start.elapsed() < Duration::from_millis(4000),
         "serve returned after the grace period"
     );
     stuck.abort();
