@@ -11,5 +11,6 @@ mod admission;
 mod common;
 mod faults;
 mod limits;
+mod logs;
 mod reload;
 mod shutdown;
