@@ -108,7 +108,7 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
     }
 
     /// Loads `files` (`(name, path)` pairs) with `loader` now, then reloads them whenever they
-    /// change (see [`crate::watch`]).
+    /// change (notify on the parent directories plus polling, see [`WatchOptions`]).
     ///
     /// The loader gets every file that was given; files not given are absent from
     /// [`ConfigFiles`] and the loader substitutes its embedded defaults. With no files at all,

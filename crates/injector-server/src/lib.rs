@@ -24,8 +24,15 @@
 //! reading → wait for an admission slot (`503` + `Retry-After` when saturated) → read the body
 //! under a size limit and a timeout → empty: `400`; `Content-Type` not exactly
 //! `application/json`: `415` → decode the AdmissionReview (errors: `200` with
-//! `allowed: false`) → snapshot the configuration → run [`Injector::admit`] on the blocking
-//! pool under the API server's deadline → respond in the request's version with its `uid`.
+//! `allowed: false`) → snapshot the configuration (none loaded yet: `503`, so the webhook's
+//! `failurePolicy` decides) → run [`Injector::admit`] on the blocking pool under the API
+//! server's deadline (`?timeout=`, else 10 s; past it: `allowed: false` saying so) → respond in
+//! the request's version with its `uid`, and log one line (uid, namespace, pod, decision,
+//! reason, duration).
+//!
+//! Other paths are `404`; `/ready` on the HTTPS port mirrors `/readyz`. The monitoring port
+//! serves `/metrics` (Prometheus text 0.0.4), `/healthz` and `/readyz` (JSON detail: config
+//! and certificate state, last reload errors).
 //!
 //! # Differences from Istio, on purpose
 //!

@@ -5,7 +5,7 @@
 //! behaviour as Istio's `GetCertificate`). Two sources:
 //!
 //! * **Files** (`--tls-cert`/`--tls-key`, PEM): watched like the configuration (see
-//!   [`crate::watch`]). A pair that does not parse, or whose key does not match the
+//!   [`crate::WatchOptions`]). A pair that does not parse, or whose key does not match the
 //!   certificate (a half-written file, a Secret caught between the two writes), is logged and
 //!   ignored; the previous certificate stays in service until a good pair appears.
 //! * **Self-signed**: an ECDSA P-256 CA valid one year and a serving certificate signed by it
@@ -384,6 +384,9 @@ pub fn self_signed(dns_names: &[String], write_ca: Option<&Path>) -> Result<Self
         dns_names = ?names,
         "self-signed serving certificate issued; trust the CA (caBundle) to call the webhook"
     );
+    if write_ca.is_none() {
+        tracing::info!(ca_pem = %ca_pem, "self-signed CA certificate (no file given to write it to)");
+    }
     Ok(SelfSignedBundle {
         cert_pem: format!("{}{}", leaf.pem(), ca_pem),
         ca_pem,
