@@ -12,7 +12,9 @@
 //!   for `localhost`, `127.0.0.1`, `::1` and the given DNS names. With `write_ca`, the CA
 //!   certificate is written there (and its key next to it as `<file>.key`, mode 0600) and
 //!   reused on the next start while it is valid for more than 30 days, so a laptop does not
-//!   need to trust a new CA on every restart.
+//!   need to trust a new CA on every restart. The serving certificate (90 days) is re-issued
+//!   from the in-memory CA at half of its validity. Renewing the CA itself (one year) needs a
+//!   restart and a new `caBundle`.
 //!
 //! TLS 1.2 and 1.3 only (ring provider), ALPN `h2` then `http/1.1`.
 
@@ -106,11 +108,13 @@ impl CertStore {
         match source {
             CertSource::Files { cert, key } => Ok(Self::from_files(cert.clone(), key.clone(), options)),
             CertSource::SelfSigned { dns_names, write_ca } => {
-                let bundle = self_signed(dns_names, write_ca.as_deref())?;
+                let ca = SelfSignedCa::load_or_create(write_ca.as_deref())?;
+                let bundle = ca.issue(dns_names)?;
                 let store = Self::empty(Some(bundle.ca_pem.clone()));
                 store
                     .load(bundle.cert_pem.as_bytes(), bundle.key_pem.as_bytes())
                     .map_err(Error::Certificate)?;
+                store.spawn_renewal(ca, dns_names.clone());
                 Ok(store)
             }
         }
@@ -140,6 +144,48 @@ impl CertStore {
             *w = Some(handle);
         }
         store
+    }
+
+    /// Re-issues the self-signed serving certificate at half of its validity (checked hourly).
+    /// The thread ends within the hour after the store is dropped.
+    fn spawn_renewal(&self, ca: SelfSignedCa, dns_names: Vec<String>) {
+        let weak = Arc::downgrade(&self.inner);
+        let spawned = std::thread::Builder::new()
+            .name("cert-renew".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                    let Some(inner) = weak.upgrade() else { return };
+                    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+                    CertStore { inner }.renew_if_due(&ca, &dns_names, now);
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start the certificate renewal thread");
+        }
+    }
+
+    /// Re-issues the self-signed certificate if less than half of its validity is left at
+    /// `now` (Unix seconds). Returns whether it did.
+    fn renew_if_due(&self, ca: &SelfSignedCa, dns_names: &[String], now: i64) -> bool {
+        let not_after = self.status().info.map_or(0, |i| i.not_after);
+        if not_after - now > LEAF_DAYS * 86400 / 2 {
+            return false;
+        }
+        match ca.issue(dns_names).and_then(|b| {
+            self.load(b.cert_pem.as_bytes(), b.key_pem.as_bytes())
+                .map_err(Error::Certificate)
+        }) {
+            Ok(info) => {
+                tracing::info!(serial = %info.serial, not_after = info.not_after, "self-signed serving certificate renewed");
+                true
+            }
+            Err(error) => {
+                self.inner.metrics.record(false);
+                tracing::error!(%error, "renewing the self-signed serving certificate failed; keeping the current one");
+                false
+            }
+        }
     }
 
     fn empty(ca_pem: Option<String>) -> Self {
@@ -298,100 +344,147 @@ const DAY: time::Duration = time::Duration::days(1);
 /// Generates (or, with `write_ca` holding a CA valid for 30 more days and its key, reuses) a CA
 /// and issues a serving certificate for `localhost`, `127.0.0.1`, `::1` and `dns_names`.
 pub fn self_signed(dns_names: &[String], write_ca: Option<&Path>) -> Result<SelfSignedBundle, Error> {
-    use rcgen::{
-        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
-        KeyPair, KeyUsagePurpose,
-    };
-    let gen_err =
-        |e: rcgen::Error| Error::Certificate(format!("generating the self-signed certificate: {e}"));
-    let now = time::OffsetDateTime::now_utc();
+    SelfSignedCa::load_or_create(write_ca)?.issue(dns_names)
+}
 
-    let reused = write_ca.and_then(|path| {
-        let ca_pem = std::fs::read_to_string(path).ok()?;
-        let key_pem = std::fs::read_to_string(key_path(path)).ok()?;
-        let der = CertificateDer::from_pem_slice(ca_pem.as_bytes()).ok()?;
-        let info = cert_info(&der).ok()?;
-        if info.not_after < (now + time::Duration::days(30)).unix_timestamp() {
-            return None;
-        }
-        let key = KeyPair::from_pem(&key_pem).ok()?;
-        let issuer = Issuer::from_ca_cert_pem(&ca_pem, key).ok()?;
-        Some((ca_pem, issuer, info))
-    });
+/// Validity of a self-signed serving certificate; it is re-issued at half of it.
+const LEAF_DAYS: i64 = 90;
 
-    let (ca_pem, issuer, reused) = match reused {
-        Some((pem, issuer, _)) => (pem, issuer, true),
-        None => {
-            let key = KeyPair::generate().map_err(gen_err)?;
-            let key_pem = key.serialize_pem();
-            let mut params = CertificateParams::default();
-            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-            params.key_usages = vec![
-                KeyUsagePurpose::KeyCertSign,
-                KeyUsagePurpose::CrlSign,
-                KeyUsagePurpose::DigitalSignature,
-            ];
-            params.distinguished_name = rcgen::DistinguishedName::new();
-            params
-                .distinguished_name
-                .push(DnType::OrganizationName, "sidecar-injector");
-            params
-                .distinguished_name
-                .push(DnType::CommonName, "sidecar-injector self-signed CA");
-            params.not_before = now - time::Duration::minutes(5);
-            params.not_after = now + DAY * 365;
-            let ca = CertifiedIssuer::self_signed(params, key).map_err(gen_err)?;
-            let pem = ca.pem();
-            if let Some(path) = write_ca {
-                write_file(path, pem.as_bytes(), 0o644)?;
-                write_file(&key_path(path), key_pem.as_bytes(), 0o600)?;
+fn gen_err(e: rcgen::Error) -> Error {
+    Error::Certificate(format!("generating the self-signed certificate: {e}"))
+}
+
+/// The self-signed CA, kept in memory to re-issue the serving certificate.
+pub struct SelfSignedCa {
+    pem: String,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+    not_after: i64,
+}
+
+impl std::fmt::Debug for SelfSignedCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SelfSignedCa")
+            .field("not_after", &self.not_after)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SelfSignedCa {
+    /// Reuses the CA at `write_ca` (and its key at `<write_ca>.key`) if it is valid for 30 more
+    /// days; otherwise generates a CA valid one year and writes it there.
+    pub fn load_or_create(write_ca: Option<&Path>) -> Result<Self, Error> {
+        use rcgen::{
+            BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, Issuer, KeyPair,
+            KeyUsagePurpose,
+        };
+        let now = time::OffsetDateTime::now_utc();
+        let reused = write_ca.and_then(|path| {
+            let ca_pem = std::fs::read_to_string(path).ok()?;
+            let key_pem = std::fs::read_to_string(key_path(path)).ok()?;
+            let der = CertificateDer::from_pem_slice(ca_pem.as_bytes()).ok()?;
+            let info = cert_info(&der).ok()?;
+            if info.not_after < (now + time::Duration::days(30)).unix_timestamp() {
+                return None;
             }
-            let key = KeyPair::from_pem(&key_pem).map_err(gen_err)?;
-            let issuer = Issuer::from_ca_cert_pem(&pem, key).map_err(gen_err)?;
-            (pem, issuer, false)
+            let key = KeyPair::from_pem(&key_pem).ok()?;
+            let issuer = Issuer::from_ca_cert_pem(&ca_pem, key).ok()?;
+            Some(SelfSignedCa {
+                pem: ca_pem,
+                issuer,
+                not_after: info.not_after,
+            })
+        });
+        let ca = match reused {
+            Some(ca) => ca,
+            None => {
+                let key = KeyPair::generate().map_err(gen_err)?;
+                let key_pem = key.serialize_pem();
+                let mut params = CertificateParams::default();
+                params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+                params.key_usages = vec![
+                    KeyUsagePurpose::KeyCertSign,
+                    KeyUsagePurpose::CrlSign,
+                    KeyUsagePurpose::DigitalSignature,
+                ];
+                params.distinguished_name = rcgen::DistinguishedName::new();
+                params
+                    .distinguished_name
+                    .push(DnType::OrganizationName, "sidecar-injector");
+                params
+                    .distinguished_name
+                    .push(DnType::CommonName, "sidecar-injector self-signed CA");
+                params.not_before = now - time::Duration::minutes(5);
+                params.not_after = now + DAY * 365;
+                let not_after = params.not_after.unix_timestamp();
+                let ca = CertifiedIssuer::self_signed(params, key).map_err(gen_err)?;
+                let pem = ca.pem();
+                if let Some(path) = write_ca {
+                    write_file(path, pem.as_bytes(), 0o644)?;
+                    write_file(&key_path(path), key_pem.as_bytes(), 0o600)?;
+                }
+                let key = KeyPair::from_pem(&key_pem).map_err(gen_err)?;
+                let issuer = Issuer::from_ca_cert_pem(&pem, key).map_err(gen_err)?;
+                SelfSignedCa {
+                    pem,
+                    issuer,
+                    not_after,
+                }
+            }
+        };
+        let der = CertificateDer::from_pem_slice(ca.pem.as_bytes())
+            .map_err(|e| Error::Certificate(format!("CA PEM: {e}")))?;
+        tracing::info!(
+            ca_file = write_ca.map(|p| p.display().to_string()),
+            ca_sha256 = %fingerprint(der.as_ref()),
+            "self-signed CA ready; trust it (caBundle) to call the webhook"
+        );
+        if write_ca.is_none() {
+            tracing::info!(ca_pem = %ca.pem, "self-signed CA certificate (no file given to write it to)");
         }
-    };
+        Ok(ca)
+    }
 
-    let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
-    for n in dns_names {
-        if !names.contains(n) {
-            names.push(n.clone());
+    /// The CA certificate, PEM.
+    pub fn pem(&self) -> &str {
+        &self.pem
+    }
+
+    /// Issues a serving certificate (90 days, never beyond the CA) for `localhost`,
+    /// `127.0.0.1`, `::1` and `dns_names`; CN is the first DNS name, else `localhost`.
+    pub fn issue(&self, dns_names: &[String]) -> Result<SelfSignedBundle, Error> {
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair, KeyUsagePurpose};
+        let now = time::OffsetDateTime::now_utc();
+        let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+        for n in dns_names {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
         }
+        let mut params = CertificateParams::new(names.clone()).map_err(gen_err)?;
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(
+            DnType::CommonName,
+            dns_names.first().map_or("localhost", String::as_str),
+        );
+        params.not_before = now - time::Duration::minutes(5);
+        let ca_end = time::OffsetDateTime::from_unix_timestamp(self.not_after).unwrap_or(now);
+        params.not_after = (now + time::Duration::days(LEAF_DAYS)).min(ca_end);
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.use_authority_key_identifier_extension = true;
+        let key = KeyPair::generate().map_err(gen_err)?;
+        let leaf = params.signed_by(&key, &self.issuer).map_err(gen_err)?;
+        tracing::info!(dns_names = ?names, not_after = params.not_after.unix_timestamp(),
+            "self-signed serving certificate issued");
+        Ok(SelfSignedBundle {
+            cert_pem: format!("{}{}", leaf.pem(), self.pem),
+            ca_pem: self.pem.clone(),
+            key_pem: key.serialize_pem(),
+        })
     }
-    let mut params = CertificateParams::new(names.clone()).map_err(gen_err)?;
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params.distinguished_name.push(
-        DnType::CommonName,
-        dns_names.first().map_or("localhost", String::as_str),
-    );
-    params.not_before = now - time::Duration::minutes(5);
-    params.not_after = now + DAY * 90;
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.use_authority_key_identifier_extension = true;
-    let key = KeyPair::generate().map_err(gen_err)?;
-    let leaf = params.signed_by(&key, &issuer).map_err(gen_err)?;
-
-    let ca_der = CertificateDer::from_pem_slice(ca_pem.as_bytes())
-        .map_err(|e| Error::Certificate(format!("CA PEM: {e}")))?;
-    tracing::info!(
-        ca_file = write_ca.map(|p| p.display().to_string()),
-        ca_sha256 = %fingerprint(ca_der.as_ref()),
-        reused,
-        dns_names = ?names,
-        "self-signed serving certificate issued; trust the CA (caBundle) to call the webhook"
-    );
-    if write_ca.is_none() {
-        tracing::info!(ca_pem = %ca_pem, "self-signed CA certificate (no file given to write it to)");
-    }
-    Ok(SelfSignedBundle {
-        cert_pem: format!("{}{}", leaf.pem(), ca_pem),
-        ca_pem,
-        key_pem: key.serialize_pem(),
-    })
 }
 
 fn key_path(ca: &Path) -> PathBuf {
@@ -454,6 +547,23 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(err.contains("not a usable pair"), "{err}");
+    }
+
+    #[test]
+    fn self_signed_leaf_is_renewed_at_half_life() {
+        let ca = SelfSignedCa::load_or_create(None).expect("CA");
+        let source = CertSource::SelfSigned {
+            dns_names: vec![],
+            write_ca: None,
+        };
+        let store = CertStore::new(&source, WatchOptions::default()).expect("store");
+        let before = store.status().info.expect("loaded");
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        assert!(!store.renew_if_due(&ca, &[], now), "fresh certificate is kept");
+        assert!(store.renew_if_due(&ca, &["x.svc".into()], now + 50 * 86400));
+        let after = store.status().info.expect("loaded");
+        assert_ne!(before.serial, after.serial);
+        assert_eq!(after.subject, "CN=x.svc");
     }
 
     #[test]
