@@ -1,0 +1,164 @@
+//! A webhook with a fast fake injection engine, for load tests and trying the server out
+//! without the real engine: `cargo run --release -p injector-server --example fake_injector`.
+//!
+//! Every pod gets a realistic, Istio-sized JSON Patch (init container, proxy container,
+//! volumes, annotations) built per request from the pod's name and namespace, so the response
+//! size and the serialization work resemble the real thing. Pods annotated
+//! `sidecar.istio.io/inject: "false"` are skipped.
+//!
+//! Options (all optional): `--addr 127.0.0.1:15017 --monitoring-addr 127.0.0.1:15014
+//! --write-ca /tmp/ca.pem --max-concurrency 64 --log-format text|json --inline` (`--inline`
+//! runs the engine on the async worker instead of the blocking pool). Logs per admission are
+//! at `info`; set `RUST_LOG=warn` under load.
+
+use std::collections::BTreeMap;
+
+use injector_server::{
+    AdmissionInput, AdmissionOutcome, CertSource, ConfigStore, Injector, LogFormat, ServeOptions,
+    WatchOptions,
+};
+use serde_json::{Value, json};
+
+struct FakeEngine;
+
+/// The "configuration": the proxy image and a few values, like the real values file.
+struct FakeConfig {
+    image: String,
+    env: BTreeMap<String, String>,
+}
+
+impl Injector for FakeEngine {
+    type Config = FakeConfig;
+
+    fn admit(&self, config: &FakeConfig, req: &AdmissionInput) -> AdmissionOutcome {
+        let meta = &req.object["metadata"];
+        if meta["annotations"]["sidecar.istio.io/inject"] == "false" {
+            return AdmissionOutcome::Skipped {
+                reason: "annotation sidecar.istio.io/inject=false".into(),
+            };
+        }
+        let name = meta["name"]
+            .as_str()
+            .or(meta["generateName"].as_str())
+            .unwrap_or("pod");
+        let mut env: Vec<Value> = config
+            .env
+            .iter()
+            .map(|(k, v)| json!({"name": k, "value": v}))
+            .collect();
+        for (k, v) in &req.path_env {
+            env.push(json!({"name": k, "value": v}));
+        }
+        env.push(json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}));
+        env.push(json!({"name": "POD_NAMESPACE", "value": req.namespace}));
+        let patch = json!([
+            {"op": "add", "path": "/spec/initContainers", "value": [{
+                "name": "istio-init", "image": config.image,
+                "args": ["istio-iptables", "-p", "15001", "-z", "15006", "-u", "1337", "-m", "REDIRECT", "-i", "*", "-x", "", "-b", "*", "-d", "15090,15021,15020", "--log_output_level=default:info"],
+                "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "10m", "memory": "40Mi"}},
+                "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"add": ["NET_ADMIN", "NET_RAW"], "drop": ["ALL"]}, "privileged": false, "readOnlyRootFilesystem": false, "runAsGroup": 0, "runAsNonRoot": false, "runAsUser": 0}
+            }]},
+            {"op": "add", "path": "/spec/containers/-", "value": {
+                "name": "istio-proxy", "image": config.image,
+                "args": ["proxy", "sidecar", "--domain", format!("{}.svc.cluster.local", req.namespace), "--proxyLogLevel=warning", "--proxyComponentLogLevel=misc:error", "--log_output_level=default:info"],
+                "env": env,
+                "ports": [{"containerPort": 15090, "name": "http-envoy-prom", "protocol": "TCP"}],
+                "readinessProbe": {"failureThreshold": 4, "httpGet": {"path": "/healthz/ready", "port": 15021}, "periodSeconds": 15, "timeoutSeconds": 3},
+                "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "100m", "memory": "128Mi"}},
+                "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}, "privileged": false, "readOnlyRootFilesystem": true, "runAsGroup": 1337, "runAsNonRoot": true, "runAsUser": 1337},
+                "volumeMounts": [
+                    {"mountPath": "/var/run/secrets/workload-spiffe-uds", "name": "workload-socket"},
+                    {"mountPath": "/var/run/secrets/credential-uds", "name": "credential-socket"},
+                    {"mountPath": "/var/run/secrets/workload-spiffe-credentials", "name": "workload-certs"},
+                    {"mountPath": "/var/run/secrets/istio", "name": "istiod-ca-cert"},
+                    {"mountPath": "/var/lib/istio/data", "name": "istio-data"},
+                    {"mountPath": "/etc/istio/proxy", "name": "istio-envoy"},
+                    {"mountPath": "/var/run/secrets/tokens", "name": "istio-token"},
+                    {"mountPath": "/etc/istio/pod", "name": "istio-podinfo"}
+                ]
+            }},
+            {"op": "add", "path": "/spec/volumes", "value": [
+                {"emptyDir": {}, "name": "workload-socket"},
+                {"emptyDir": {}, "name": "credential-socket"},
+                {"emptyDir": {}, "name": "workload-certs"},
+                {"emptyDir": {"medium": "Memory"}, "name": "istio-envoy"},
+                {"emptyDir": {}, "name": "istio-data"},
+                {"downwardAPI": {"items": [{"fieldRef": {"fieldPath": "metadata.labels"}, "path": "labels"}, {"fieldRef": {"fieldPath": "metadata.annotations"}, "path": "annotations"}]}, "name": "istio-podinfo"},
+                {"name": "istio-token", "projected": {"sources": [{"serviceAccountToken": {"audience": "istio-ca", "expirationSeconds": 43200, "path": "istio-token"}}]}},
+                {"configMap": {"name": "istio-ca-root-cert"}, "name": "istiod-ca-cert"}
+            ]},
+            {"op": "add", "path": "/metadata/annotations/sidecar.istio.io~1status", "value": format!("{{\"initContainers\":[\"istio-init\"],\"containers\":[\"istio-proxy\"],\"volumes\":[\"workload-socket\",\"credential-socket\",\"workload-certs\",\"istio-envoy\",\"istio-data\",\"istio-podinfo\",\"istio-token\",\"istiod-ca-cert\"],\"imagePullSecrets\":null,\"revision\":\"default\",\"pod\":\"{name}\"}}")},
+            {"op": "add", "path": "/metadata/labels/security.istio.io~1tlsMode", "value": "istio"},
+            {"op": "add", "path": "/metadata/labels/service.istio.io~1canonical-name", "value": name.trim_end_matches('-')}
+        ]);
+        match serde_json::to_vec(&patch) {
+            Ok(patch) => AdmissionOutcome::Patched {
+                patch,
+                reason: "injected".into(),
+            },
+            Err(e) => AdmissionOutcome::Denied {
+                message: format!("failed to create patch: {e}"),
+            },
+        }
+    }
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let format: LogFormat = arg(&args, "--log-format")
+        .unwrap_or_else(|| "text".into())
+        .parse()?;
+    init(format);
+    let mut options = ServeOptions {
+        addr: arg(&args, "--addr")
+            .unwrap_or_else(|| "127.0.0.1:15017".into())
+            .parse()?,
+        monitoring_addr: Some(
+            arg(&args, "--monitoring-addr")
+                .unwrap_or_else(|| "127.0.0.1:15014".into())
+                .parse()?,
+        ),
+        cert: CertSource::SelfSigned {
+            dns_names: vec!["sidecar-injector.istio-system.svc".into()],
+            write_ca: Some(
+                arg(&args, "--write-ca")
+                    .unwrap_or_else(|| "/tmp/sidecar-injector-ca.pem".into())
+                    .into(),
+            ),
+        },
+        ..ServeOptions::default()
+    };
+    options.inline_injector = args.iter().any(|a| a == "--inline");
+    if let Some(n) = arg(&args, "--max-concurrency") {
+        options.max_concurrency = n.parse()?;
+    }
+    let config = ConfigStore::watch_files(Vec::new(), WatchOptions::default(), |_files| {
+        Ok(FakeConfig {
+            image: "docker.io/istio/proxyv2:1.28.0".into(),
+            env: [
+                ("ISTIO_META_CLUSTER_ID", "Kubernetes"),
+                ("ISTIO_META_MESH_ID", "cluster.local"),
+                ("TRUST_DOMAIN", "cluster.local"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        })
+    });
+    injector_server::run(options, FakeEngine, config, injector_server::shutdown_signal()).await?;
+    Ok(())
+}
+
+fn init(format: LogFormat) {
+    if let Err(e) = injector_server::init_logging(format) {
+        eprintln!("logging: {e}");
+    }
+}

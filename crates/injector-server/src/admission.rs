@@ -1,0 +1,440 @@
+//! AdmissionReview decoding and response building (`admission.k8s.io/v1` and `v1beta1`).
+//!
+//! Pure and I/O-free. The pod stays raw JSON ([`serde_json::Value`]): decoding it into typed
+//! structs would silently drop fields newer than our types. Every decoding problem becomes an
+//! [`DecodeError`] whose text is sent back as `allowed: false` with `status.message`, as Istio
+//! does; a decoding problem is never an HTTP error and never a panic.
+
+use std::fmt;
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `admission.k8s.io/v1`.
+pub const V1: &str = "admission.k8s.io/v1";
+/// `admission.k8s.io/v1beta1`.
+pub const V1BETA1: &str = "admission.k8s.io/v1beta1";
+/// The only kind we accept.
+pub const KIND: &str = "AdmissionReview";
+
+/// The AdmissionReview API version, echoed in the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewVersion {
+    /// `admission.k8s.io/v1`.
+    V1,
+    /// `admission.k8s.io/v1beta1`.
+    V1Beta1,
+}
+
+impl ReviewVersion {
+    /// The `apiVersion` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewVersion::V1 => V1,
+            ReviewVersion::V1Beta1 => V1BETA1,
+        }
+    }
+}
+
+/// A decoded admission request: the fields the server and the injector need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdmissionRequest {
+    /// Version of the review, used for the response.
+    pub version: ReviewVersion,
+    /// `request.uid`, echoed in `response.uid`.
+    pub uid: String,
+    /// `request.namespace` (may be empty).
+    pub namespace: String,
+    /// `request.name` (usually empty for pods created with `generateName`).
+    pub name: String,
+    /// `request.operation` (`CREATE`, …).
+    pub operation: String,
+    /// `request.dryRun`.
+    pub dry_run: bool,
+    /// `request.object`: the pod, as raw JSON.
+    pub object: Value,
+}
+
+impl AdmissionRequest {
+    /// A log-friendly pod name: `metadata.name`, else `<generateName>*****`, else `request.name`.
+    pub fn pod_name(&self) -> String {
+        let meta = self.object.get("metadata");
+        let get = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or("");
+        match (get("name"), get("generateName")) {
+            (name, _) if !name.is_empty() => name.to_owned(),
+            (_, generate) if !generate.is_empty() => format!("{generate}*****"),
+            _ => self.name.clone(),
+        }
+    }
+}
+
+/// Why a body could not be turned into an [`AdmissionRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// The version, when the envelope was understood far enough to know it.
+    pub version: Option<ReviewVersion>,
+    /// `request.uid`, when known.
+    pub uid: Option<String>,
+    /// The message sent back in `status.message`.
+    pub message: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+#[derive(Deserialize)]
+struct RawReview {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    request: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawRequest {
+    #[serde(default)]
+    uid: Option<String>,
+    #[serde(default)]
+    kind: Option<RawGvk>,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    operation: Option<String>,
+    #[serde(rename = "dryRun", default)]
+    dry_run: Option<bool>,
+    #[serde(default)]
+    object: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawGvk {
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+/// Decodes an AdmissionReview body.
+///
+/// Accepts `admission.k8s.io/v1` and `v1beta1` with kind `AdmissionReview`. Requires `request`
+/// with a `uid` and an `object` that is a JSON object and, when it says so, a `Pod`.
+pub fn decode(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
+    let fail = |version, uid, message: String| DecodeError {
+        version,
+        uid,
+        message,
+    };
+    let raw: RawReview = serde_json::from_slice(body).map_err(|e| {
+        fail(
+            None,
+            None,
+            format!("could not decode AdmissionReview: invalid JSON: {e}"),
+        )
+    })?;
+    let api_version = raw.api_version.unwrap_or_default();
+    let kind = raw.kind.unwrap_or_default();
+    let version = match api_version.as_str() {
+        V1 => ReviewVersion::V1,
+        V1BETA1 => ReviewVersion::V1Beta1,
+        "" => {
+            return Err(fail(
+                None,
+                None,
+                "could not decode AdmissionReview: apiVersion is missing; \
+                 expected admission.k8s.io/v1 or admission.k8s.io/v1beta1"
+                    .to_owned(),
+            ));
+        }
+        other => {
+            return Err(fail(
+                None,
+                None,
+                format!(
+                    "unsupported type: apiVersion {other:?} is not supported; \
+                     expected admission.k8s.io/v1 or admission.k8s.io/v1beta1"
+                ),
+            ));
+        }
+    };
+    if kind != KIND {
+        return Err(fail(
+            Some(version),
+            None,
+            format!("unsupported type: kind {kind:?} in {api_version}; expected \"AdmissionReview\""),
+        ));
+    }
+    let request = match raw.request {
+        Some(Value::Null) | None => {
+            return Err(fail(
+                Some(version),
+                None,
+                "AdmissionReview has no request: nothing to admit".to_owned(),
+            ));
+        }
+        Some(v) => v,
+    };
+    let req: RawRequest = serde_json::from_value(request).map_err(|e| {
+        fail(
+            Some(version),
+            None,
+            format!("could not decode AdmissionReview.request: {e}"),
+        )
+    })?;
+    let uid = req.uid.unwrap_or_default();
+    let with_uid = |message: String| fail(Some(version), Some(uid.clone()), message);
+    if let Some(k) = req.kind.and_then(|g| g.kind)
+        && k != "Pod"
+    {
+        return Err(with_uid(format!(
+            "request is for a {k}, not a Pod: the sidecar injector only handles pods; \
+             check the rules of the MutatingWebhookConfiguration"
+        )));
+    }
+    let object = match req.object {
+        Some(o @ Value::Object(_)) => o,
+        Some(Value::Null) | None => {
+            return Err(with_uid(
+                "AdmissionReview.request.object is missing: no pod to inject".to_owned(),
+            ));
+        }
+        Some(_) => {
+            return Err(with_uid(
+                "AdmissionReview.request.object is not a JSON object: expected a Pod".to_owned(),
+            ));
+        }
+    };
+    if let Some(k) = object.get("kind").and_then(Value::as_str)
+        && k != "Pod"
+    {
+        return Err(with_uid(format!(
+            "request.object is a {k}, not a Pod: the sidecar injector only handles pods"
+        )));
+    }
+    Ok(AdmissionRequest {
+        version,
+        uid: uid.clone(),
+        namespace: req.namespace.unwrap_or_default(),
+        name: req.name.unwrap_or_default(),
+        operation: req.operation.unwrap_or_default(),
+        dry_run: req.dry_run.unwrap_or(false),
+        object,
+    })
+}
+
+/// What the response says, independent of the wire format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// `allowed: true`, no patch.
+    Allow,
+    /// `allowed: true` with a JSON Patch (raw RFC 6902 JSON bytes; base64-encoded on the wire).
+    Patch(Vec<u8>),
+    /// `allowed: false` with `status.message`.
+    Deny(String),
+}
+
+#[derive(Serialize)]
+struct ReviewOut<'a> {
+    kind: &'static str,
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    response: ResponseOut<'a>,
+}
+
+#[derive(Serialize)]
+struct ResponseOut<'a> {
+    uid: &'a str,
+    allowed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<StatusOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patch: Option<String>,
+    #[serde(rename = "patchType", skip_serializing_if = "Option::is_none")]
+    patch_type: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct StatusOut<'a> {
+    metadata: Empty,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct Empty {}
+
+/// Builds the response AdmissionReview, in Istio's key order:
+/// `kind, apiVersion, response{uid, allowed, status, patch, patchType}`.
+///
+/// `version` is the request's; when it is unknown (the body did not decode) the response uses
+/// `admission.k8s.io/v1`.
+pub fn encode_response(version: Option<ReviewVersion>, uid: &str, verdict: &Verdict) -> Vec<u8> {
+    let (allowed, status, patch, patch_type) = match verdict {
+        Verdict::Allow => (true, None, None, None),
+        Verdict::Patch(p) => (
+            true,
+            None,
+            Some(base64::engine::general_purpose::STANDARD.encode(p)),
+            Some("JSONPatch"),
+        ),
+        Verdict::Deny(message) => (
+            false,
+            Some(StatusOut {
+                metadata: Empty {},
+                message,
+            }),
+            None,
+            None,
+        ),
+    };
+    let review = ReviewOut {
+        kind: KIND,
+        api_version: version.unwrap_or(ReviewVersion::V1).as_str(),
+        response: ResponseOut {
+            uid,
+            allowed,
+            status,
+            patch,
+            patch_type,
+        },
+    };
+    // Serializing these plain structs cannot fail; fall back to a fixed denial rather than panic.
+    serde_json::to_vec(&review).unwrap_or_else(|_| {
+        br#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"","allowed":false}}"#
+            .to_vec()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn review(version: &str, request: Value) -> Vec<u8> {
+        serde_json::to_vec(&json!({"apiVersion": version, "kind": "AdmissionReview", "request": request}))
+            .unwrap_or_default()
+    }
+
+    fn pod_request() -> Value {
+        json!({
+            "uid": "u-1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "namespace": "ns", "operation": "CREATE", "dryRun": true,
+            "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-"}, "spec": {}}
+        })
+    }
+
+    #[test]
+    fn decodes_v1_and_v1beta1() {
+        for (v, want) in [(V1, ReviewVersion::V1), (V1BETA1, ReviewVersion::V1Beta1)] {
+            let req = decode(&review(v, pod_request())).expect("decodes");
+            assert_eq!(req.version, want);
+            assert_eq!(req.uid, "u-1");
+            assert_eq!(req.namespace, "ns");
+            assert_eq!(req.operation, "CREATE");
+            assert!(req.dry_run);
+            assert_eq!(req.pod_name(), "web-*****");
+        }
+    }
+
+    #[test]
+    fn keeps_unknown_pod_fields() {
+        let mut r = pod_request();
+        r["object"]["spec"]["futureField"] = json!({"x": 1});
+        let req = decode(&review(V1, r)).expect("decodes");
+        assert_eq!(req.object["spec"]["futureField"]["x"], 1);
+    }
+
+    #[test]
+    fn malformed_json_is_a_decode_error() {
+        let err = decode(b"{not json").expect_err("fails");
+        assert!(err.message.contains("invalid JSON"), "{}", err.message);
+        assert_eq!(err.version, None);
+    }
+
+    #[test]
+    fn wrong_api_version_and_kind() {
+        let err = decode(&review("admission.k8s.io/v2", pod_request())).expect_err("fails");
+        assert!(err.message.contains("admission.k8s.io/v2"), "{}", err.message);
+        let body = serde_json::to_vec(&json!({"apiVersion": V1, "kind": "Pod"})).unwrap_or_default();
+        let err = decode(&body).expect_err("fails");
+        assert!(err.message.contains("\"Pod\""), "{}", err.message);
+        assert_eq!(err.version, Some(ReviewVersion::V1));
+        let err = decode(b"{}").expect_err("fails");
+        assert!(err.message.contains("apiVersion is missing"), "{}", err.message);
+    }
+
+    #[test]
+    fn missing_request_is_a_decode_error_not_a_panic() {
+        let body = serde_json::to_vec(&json!({"apiVersion": V1BETA1, "kind": KIND})).unwrap_or_default();
+        let err = decode(&body).expect_err("fails");
+        assert!(err.message.contains("no request"));
+        assert_eq!(err.version, Some(ReviewVersion::V1Beta1));
+        let body = review(V1, Value::Null);
+        assert!(decode(&body).is_err());
+    }
+
+    #[test]
+    fn non_pods_are_rejected() {
+        let mut r = pod_request();
+        r["kind"]["kind"] = json!("Deployment");
+        let err = decode(&review(V1, r)).expect_err("fails");
+        assert!(err.message.contains("Deployment"));
+        assert_eq!(err.uid.as_deref(), Some("u-1"));
+        let mut r = pod_request();
+        r["object"] = json!("text");
+        assert!(decode(&review(V1, r)).is_err());
+        let mut r = pod_request();
+        r["object"] = Value::Null;
+        assert!(
+            decode(&review(V1, r))
+                .expect_err("fails")
+                .message
+                .contains("missing")
+        );
+        let mut r = pod_request();
+        r["object"]["kind"] = json!("Service");
+        assert!(decode(&review(V1, r)).is_err());
+        let mut r = pod_request();
+        r["uid"] = json!(5);
+        assert!(decode(&review(V1, r)).is_err());
+    }
+
+    #[test]
+    fn response_key_order_and_status_shape() {
+        let out = encode_response(Some(ReviewVersion::V1Beta1), "u", &Verdict::Deny("bad".into()));
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1beta1","response":{"uid":"u","allowed":false,"status":{"metadata":{},"message":"bad"}}}"#
+        );
+        let out = encode_response(None, "", &Verdict::Allow);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"","allowed":true}}"#
+        );
+    }
+
+    #[test]
+    fn patch_is_base64() {
+        let out = encode_response(Some(ReviewVersion::V1), "u", &Verdict::Patch(b"[]".to_vec()));
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"u","allowed":true,"patch":"W10=","patchType":"JSONPatch"}}"#
+        );
+    }
+
+    #[test]
+    fn pod_name_fallbacks() {
+        let mut req = decode(&review(V1, pod_request())).expect("decodes");
+        req.object["metadata"]["name"] = json!("web-1");
+        assert_eq!(req.pod_name(), "web-1");
+        req.object["metadata"] = json!({});
+        req.name = "n".into();
+        assert_eq!(req.pod_name(), "n");
+    }
+}

@@ -1,0 +1,69 @@
+//! The seam between the server and the injection engine.
+//!
+//! The engine implements [`Injector`]: a synchronous, CPU-bound function from an admission
+//! request plus the current configuration to an [`AdmissionOutcome`]. The server runs it on
+//! tokio's blocking pool so a slow render never stalls the reactor, bounded by the admission
+//! concurrency limit.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde_json::Value;
+
+/// The injection engine, as seen by the server.
+pub trait Injector: Send + Sync + 'static {
+    /// The engine's compiled configuration (templates, values, mesh config…), produced by the
+    /// loader of a [`ConfigStore`](crate::ConfigStore) and swapped atomically on reload.
+    type Config: Send + Sync + 'static;
+
+    /// Decides and, if needed, computes the patch for one pod.
+    ///
+    /// Must not panic on any input; a panic is caught and answered as `allowed: false`, but
+    /// it is a bug. The engine should honour `request.deadline` for long work.
+    fn admit(&self, config: &Self::Config, request: &AdmissionInput) -> AdmissionOutcome;
+}
+
+/// One admission request, as handed to the [`Injector`].
+#[derive(Debug, Clone)]
+pub struct AdmissionInput {
+    /// `request.uid`.
+    pub uid: String,
+    /// `request.namespace`. Istio fills an empty `metadata.namespace` of the pod from it.
+    pub namespace: String,
+    /// `request.operation` (`CREATE` for pods).
+    pub operation: String,
+    /// `request.dryRun`.
+    pub dry_run: bool,
+    /// `request.object`: the pod as raw JSON, untouched (including `managedFields`, which
+    /// Istio drops before diffing).
+    pub object: Value,
+    /// Proxy environment from the URL path (`/inject/cluster/C/net/N`, SPEC §b.1).
+    pub path_env: BTreeMap<String, String>,
+    /// The decoded request path (`/inject/...`).
+    pub path: String,
+    /// When the API server stops waiting (from `?timeout=`, else the server default).
+    pub deadline: Instant,
+}
+
+/// What the engine decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdmissionOutcome {
+    /// Not injected (policy, annotation, already injected…): `allowed: true`, no patch.
+    Skipped {
+        /// Why, for logs (e.g. `namespace not selected`).
+        reason: String,
+    },
+    /// Injected: `allowed: true` with this RFC 6902 JSON Patch (raw JSON bytes).
+    Patched {
+        /// The JSON Patch document, e.g. `[{"op":"add",...}]`.
+        patch: Vec<u8>,
+        /// Why, for logs (e.g. `injected sidecar`).
+        reason: String,
+    },
+    /// Injection failed: `allowed: false`; `message` is shown to the user by `kubectl`, so it
+    /// should say what to fix.
+    Denied {
+        /// The `status.message`.
+        message: String,
+    },
+}

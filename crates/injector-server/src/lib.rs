@@ -1,0 +1,100 @@
+//! The HTTPS admission server of the sidecar injector.
+//!
+//! This crate is the adapter between the Kubernetes API server and the injection engine. It
+//! owns everything about HTTP, TLS, configuration reloading, metrics and shutdown, and holds
+//! no injection logic: the engine plugs in through the small synchronous [`Injector`] trait.
+//!
+//! # Design
+//!
+//! Modelled on the linkerd policy-controller's admission service and kube-rs: a small hyper
+//! service whose errors become responses, never panics.
+//!
+//! * Pure, unit-tested modules: [`admission`] (AdmissionReview v1/v1beta1 decoding and the
+//!   response in Istio's exact shape), [`path_params`] (Istio's `parseInjectEnvs` and the
+//!   `?timeout=` Go duration).
+//! * Adapters: `server` (tokio-rustls + hyper-util auto builder: HTTP/1.1 and HTTP/2 by ALPN,
+//!   timeouts, connection and admission limits, graceful drain), `handler` (Istio's
+//!   `serveInject` HTTP semantics, SPEC §b.2), `monitoring` (`/metrics`, `/healthz`,
+//!   `/readyz`), [`tls`] (hot-swapped certificate, self-signed CA), [`config_store`]
+//!   (hot-reloaded configuration that keeps the last good one), `watch` (notify + polling).
+//!
+//! # Request flow
+//!
+//! `POST /inject[/k/v...]?timeout=10s` → `Content-Length` over the limit? `413` without
+//! reading → wait for an admission slot (`503` + `Retry-After` when saturated) → read the body
+//! under a size limit and a timeout → empty: `400`; `Content-Type` not exactly
+//! `application/json`: `415` → decode the AdmissionReview (errors: `200` with
+//! `allowed: false`) → snapshot the configuration (none loaded yet: `503`, so the webhook's
+//! `failurePolicy` decides) → run [`Injector::admit`] on the blocking pool under the API
+//! server's deadline (`?timeout=`, else 10 s; past it: `allowed: false` saying so) → respond in
+//! the request's version with its `uid`, and log one line (uid, namespace, pod, decision,
+//! reason, duration).
+//!
+//! Other paths are `404`; `/ready` on the HTTPS port mirrors `/readyz`. The monitoring port
+//! serves `/metrics` (Prometheus text 0.0.4), `/healthz` and `/readyz` (JSON detail: config
+//! and certificate state, last reload errors).
+//!
+//! # Differences from Istio, on purpose
+//!
+//! * An oversized body is `413`, not `400`.
+//! * The response carries `Content-Type: application/json` (Istio sets none).
+//! * A review without `request`, or for an object that is not a Pod, is `allowed: false` with
+//!   a message (Istio panics, or injects into whatever decodes).
+//! * Bodies are JSON only (Istio's universal deserializer would accept YAML).
+//! * `sidecar_injection_failure_total` has a `type` label; new metrics are added for
+//!   patched pods, in-flight admissions, reloads and certificate expiry.
+//!
+//! # Wiring
+//!
+//! ```no_run
+//! use injector_server::{AdmissionInput, AdmissionOutcome, ConfigStore, Injector, ServeOptions, WatchOptions};
+//!
+//! struct Engine;
+//! impl Injector for Engine {
+//!     type Config = String;
+//!     fn admit(&self, _config: &String, _req: &AdmissionInput) -> AdmissionOutcome {
+//!         AdmissionOutcome::Skipped { reason: "example".into() }
+//!     }
+//! }
+//!
+//! # async fn serve() -> Result<(), injector_server::Error> {
+//! let config = ConfigStore::watch_files(
+//!     vec![("injector-config".into(), "/etc/istio/inject/config".into())],
+//!     WatchOptions::default(),
+//!     |files| Ok(files.get("injector-config").unwrap_or("default").to_owned()),
+//! );
+//! injector_server::run(ServeOptions::default(), Engine, config, injector_server::shutdown_signal()).await
+//! # }
+//! ```
+
+pub mod admission;
+pub mod config_store;
+mod handler;
+mod injector;
+mod logging;
+mod metrics;
+mod monitoring;
+pub mod path_params;
+mod readiness;
+mod server;
+pub mod tls;
+mod watch;
+
+pub use config_store::{ConfigFile, ConfigFiles, ConfigStore, ReloadStatus};
+pub use injector::{AdmissionInput, AdmissionOutcome, Injector};
+pub use logging::{LogFormat, init_logging};
+pub use metrics::FailureType;
+pub use server::{ServeOptions, Server, run, shutdown_signal};
+pub use tls::{CertSource, CertStore};
+pub use watch::WatchOptions;
+
+/// Errors that stop the server from starting.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A certificate could not be generated or loaded, or TLS could not be configured.
+    #[error("certificate: {0}")]
+    Certificate(String),
+    /// A socket or file operation failed (binding an address, writing the CA).
+    #[error("{0}")]
+    Io(String),
+}

@@ -1,0 +1,91 @@
+//! The plain-HTTP monitoring server: `/metrics`, `/healthz`, `/readyz` (and `/ready`).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::CONTENT_TYPE;
+use http::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+
+use crate::handler::{Body, Shared, json, text};
+use crate::injector::Injector;
+
+pub(crate) async fn serve<I: Injector>(
+    listener: TcpListener,
+    shared: Arc<Shared<I>>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(%addr, "monitoring listening (HTTP): /metrics /healthz /readyz");
+    }
+    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()).http1_only());
+    loop {
+        let tcp = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((tcp, _)) => tcp,
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = stop.changed() => return,
+        };
+        let shared = shared.clone();
+        let builder = builder.clone();
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| route(shared.clone(), req));
+            let conn = builder.serve_connection(TokioIo::new(tcp), service);
+            tokio::select! {
+                _ = conn => {}
+                _ = stop.changed() => {}
+            }
+        });
+    }
+}
+
+async fn route<I: Injector>(
+    shared: Arc<Shared<I>>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    Ok(match req.uri().path() {
+        "/metrics" => {
+            let mut out = String::new();
+            match prometheus_client::encoding::prometheus_text::encode(&mut out, &shared.registry) {
+                Ok(()) => {
+                    let mut resp = Response::new(Full::new(Bytes::from(out)));
+                    resp.headers_mut().insert(
+                        CONTENT_TYPE,
+                        http::HeaderValue::from_static(
+                            prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
+                        ),
+                    );
+                    resp
+                }
+                Err(e) => text(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("encoding metrics: {e}"),
+                ),
+            }
+        }
+        "/healthz" => text(StatusCode::OK, "ok"),
+        "/readyz" | "/ready" => {
+            let (ready, detail) = shared.readiness_report();
+            json(
+                if ready {
+                    StatusCode::OK
+                } else {
+                    StatusCode::SERVICE_UNAVAILABLE
+                },
+                detail.into_bytes(),
+            )
+        }
+        _ => text(StatusCode::NOT_FOUND, "404 page not found"),
+    })
+}

@@ -1,0 +1,575 @@
+//! TLS: the serving certificate, hot-reloaded, and the rustls server configuration.
+//!
+//! The certificate lives in an [`ArcSwapOption`] read by a [`ResolvesServerCert`] on every
+//! handshake, so a rotation affects new handshakes only and never drops a connection (the same
+//! behaviour as Istio's `GetCertificate`). Two sources:
+//!
+//! * **Files** (`--tls-cert`/`--tls-key`, PEM): watched like the configuration (see
+//!   [`crate::WatchOptions`]). A pair that does not parse, or whose key does not match the
+//!   certificate (a half-written file, a Secret caught between the two writes), is logged and
+//!   ignored; the previous certificate stays in service until a good pair appears.
+//! * **Self-signed**: an ECDSA P-256 CA valid one year and a serving certificate signed by it
+//!   for `localhost`, `127.0.0.1`, `::1` and the given DNS names. With `write_ca`, the CA
+//!   certificate is written there (and its key next to it as `<file>.key`, mode 0600) and
+//!   reused on the next start while it is valid for more than 30 days, so a laptop does not
+//!   need to trust a new CA on every restart. The serving certificate (90 days) is re-issued
+//!   from the in-memory CA at half of its validity. Renewing the CA itself (one year) needs a
+//!   restart and a new `caBundle`.
+//!
+//! TLS 1.2 and 1.3 only (ring provider), ALPN `h2` then `http/1.1`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use arc_swap::ArcSwapOption;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::Error;
+use crate::metrics::ReloadMetrics;
+use crate::watch::{self, WatchHandle, WatchOptions};
+
+/// Where the serving certificate comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CertSource {
+    /// PEM files: a certificate chain (leaf first) and a private key (PKCS#8, PKCS#1 or SEC1).
+    Files {
+        /// The certificate chain.
+        cert: PathBuf,
+        /// The private key.
+        key: PathBuf,
+    },
+    /// A self-generated CA and serving certificate.
+    SelfSigned {
+        /// Extra DNS names (e.g. `sidecar-injector.istio-system.svc`); `localhost`, `127.0.0.1`
+        /// and `::1` are always included.
+        dns_names: Vec<String>,
+        /// Write the CA certificate (PEM) here, and reuse it on the next start.
+        write_ca: Option<PathBuf>,
+    },
+}
+
+/// What we know about the certificate in service.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CertInfo {
+    /// Subject of the leaf, e.g. `CN=localhost`.
+    pub subject: String,
+    /// Serial number of the leaf, hex.
+    pub serial: String,
+    /// Expiry of the leaf, Unix seconds.
+    pub not_after: i64,
+    /// SHA-256 fingerprint of the leaf, colon-separated hex.
+    pub sha256: String,
+}
+
+/// The state of the certificate store.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CertStatus {
+    /// A certificate is in service.
+    pub loaded: bool,
+    /// The certificate in service.
+    pub info: Option<CertInfo>,
+    /// The error of the last rejected load.
+    pub last_error: Option<String>,
+}
+
+struct Inner {
+    current: ArcSwapOption<CertifiedKey>,
+    status: Mutex<CertStatus>,
+    metrics: ReloadMetrics,
+    expiry: Gauge,
+    ca_pem: Option<String>,
+    watch: Mutex<Option<WatchHandle>>,
+}
+
+/// The serving certificate store; cheap to clone.
+#[derive(Clone)]
+pub struct CertStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for CertStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CertStore")
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl CertStore {
+    /// Creates the store from a source. Self-signed generation errors and CA write errors are
+    /// fatal; unreadable or invalid files are not (the store starts not ready and waits for
+    /// the files to be fixed).
+    pub fn new(source: &CertSource, options: WatchOptions) -> Result<Self, Error> {
+        match source {
+            CertSource::Files { cert, key } => Ok(Self::from_files(cert.clone(), key.clone(), options)),
+            CertSource::SelfSigned { dns_names, write_ca } => {
+                let ca = SelfSignedCa::load_or_create(write_ca.as_deref())?;
+                let bundle = ca.issue(dns_names)?;
+                let store = Self::empty(Some(bundle.ca_pem.clone()));
+                store
+                    .load(bundle.cert_pem.as_bytes(), bundle.key_pem.as_bytes())
+                    .map_err(Error::Certificate)?;
+                store.spawn_renewal(ca, dns_names.clone());
+                Ok(store)
+            }
+        }
+    }
+
+    fn from_files(cert: PathBuf, key: PathBuf, options: WatchOptions) -> Self {
+        let store = Self::empty(None);
+        let paths = vec![cert, key];
+        let initial = watch::read_all(&paths);
+        store.load_contents(&paths, initial.clone());
+        let weak: Weak<Inner> = Arc::downgrade(&store.inner);
+        let watch_paths = paths.clone();
+        let handle = watch::spawn(
+            "certificate",
+            paths,
+            options,
+            initial,
+            move |contents| match weak.upgrade() {
+                Some(inner) => {
+                    CertStore { inner }.load_contents(&watch_paths, contents);
+                    true
+                }
+                None => false,
+            },
+        );
+        if let Ok(mut w) = store.inner.watch.lock() {
+            *w = Some(handle);
+        }
+        store
+    }
+
+    /// Re-issues the self-signed serving certificate at half of its validity (checked hourly).
+    /// The thread ends within the hour after the store is dropped.
+    fn spawn_renewal(&self, ca: SelfSignedCa, dns_names: Vec<String>) {
+        let weak = Arc::downgrade(&self.inner);
+        let spawned = std::thread::Builder::new()
+            .name("cert-renew".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                    let Some(inner) = weak.upgrade() else { return };
+                    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+                    CertStore { inner }.renew_if_due(&ca, &dns_names, now);
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start the certificate renewal thread");
+        }
+    }
+
+    /// Re-issues the self-signed certificate if less than half of its validity is left at
+    /// `now` (Unix seconds). Returns whether it did.
+    fn renew_if_due(&self, ca: &SelfSignedCa, dns_names: &[String], now: i64) -> bool {
+        let not_after = self.status().info.map_or(0, |i| i.not_after);
+        if not_after - now > LEAF_DAYS * 86400 / 2 {
+            return false;
+        }
+        match ca.issue(dns_names).and_then(|b| {
+            self.load(b.cert_pem.as_bytes(), b.key_pem.as_bytes())
+                .map_err(Error::Certificate)
+        }) {
+            Ok(info) => {
+                tracing::info!(serial = %info.serial, not_after = info.not_after, "self-signed serving certificate renewed");
+                true
+            }
+            Err(error) => {
+                self.inner.metrics.record(false);
+                tracing::error!(%error, "renewing the self-signed serving certificate failed; keeping the current one");
+                false
+            }
+        }
+    }
+
+    fn empty(ca_pem: Option<String>) -> Self {
+        CertStore {
+            inner: Arc::new(Inner {
+                current: ArcSwapOption::empty(),
+                status: Mutex::new(CertStatus::default()),
+                metrics: ReloadMetrics::default(),
+                expiry: Gauge::default(),
+                ca_pem,
+                watch: Mutex::new(None),
+            }),
+        }
+    }
+
+    fn load_contents(&self, paths: &[PathBuf], contents: watch::Contents) {
+        let result = contents.and_then(|c| match c.as_slice() {
+            [cert, key] => self.load(cert, key),
+            _ => Err("expected a certificate and a key file".to_owned()),
+        });
+        let files: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
+        match result {
+            Ok(info) => tracing::info!(?files, subject = %info.subject, serial = %info.serial,
+                not_after = info.not_after, "serving certificate loaded"),
+            Err(error) => {
+                self.inner.metrics.record(false);
+                if let Ok(mut s) = self.inner.status.lock() {
+                    s.last_error = Some(error.clone());
+                }
+                tracing::error!(?files, %error, loaded = self.inner.current.load().is_some(),
+                    "serving certificate rejected; keeping the previous one (if any)");
+            }
+        }
+    }
+
+    /// Parses and installs a PEM certificate chain and key.
+    fn load(&self, cert_pem: &[u8], key_pem: &[u8]) -> Result<CertInfo, String> {
+        let (key, info) = parse_pem_pair(cert_pem, key_pem)?;
+        self.inner.current.store(Some(Arc::new(key)));
+        self.inner.metrics.record(true);
+        self.inner.expiry.set(info.not_after);
+        if let Ok(mut s) = self.inner.status.lock() {
+            *s = CertStatus {
+                loaded: true,
+                info: Some(info.clone()),
+                last_error: None,
+            };
+        }
+        Ok(info)
+    }
+
+    /// The state of the store.
+    pub fn status(&self) -> CertStatus {
+        self.inner.status.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The self-generated CA certificate (PEM), for the `caBundle`.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.inner.ca_pem.as_deref()
+    }
+
+    /// The rustls server configuration: TLS 1.2+, ALPN `h2`/`http/1.1`, certificate resolved
+    /// from this store on each handshake.
+    pub fn server_config(&self) -> Result<rustls::ServerConfig, Error> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+            .map_err(|e| Error::Certificate(format!("TLS configuration: {e}")))?
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::new(Resolver { store: self.clone() }));
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(config)
+    }
+
+    pub(crate) fn register_metrics(&self, registry: &mut Registry) {
+        self.inner
+            .metrics
+            .register(registry, "sidecar_injector_certificate", "serving certificate");
+        registry.register(
+            "sidecar_injector_certificate_expiry_timestamp_seconds",
+            "Expiry (notAfter) of the serving certificate in service, Unix seconds.",
+            self.inner.expiry.clone(),
+        );
+    }
+}
+
+struct Resolver {
+    store: CertStore,
+}
+
+impl std::fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Resolver")
+    }
+}
+
+impl ResolvesServerCert for Resolver {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        self.store.inner.current.load_full()
+    }
+}
+
+/// Parses a PEM certificate chain (leaf first) and private key, checking that they match.
+pub fn parse_pem_pair(cert_pem: &[u8], key_pem: &[u8]) -> Result<(CertifiedKey, CertInfo), String> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("certificate PEM does not parse: {e}"))?;
+    let Some(leaf) = chain.first() else {
+        return Err("certificate file holds no CERTIFICATE block".to_owned());
+    };
+    let info = cert_info(leaf)?;
+    let key =
+        PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("private key PEM does not parse: {e}"))?;
+    let provider = rustls::crypto::ring::default_provider();
+    let certified = CertifiedKey::from_der(chain, key, &provider)
+        .map_err(|e| format!("certificate and key are not a usable pair: {e}"))?;
+    Ok((certified, info))
+}
+
+/// Reads subject, serial, expiry and fingerprint from a DER certificate.
+pub fn cert_info(der: &CertificateDer<'_>) -> Result<CertInfo, String> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref())
+        .map_err(|e| format!("certificate does not parse as X.509: {e}"))?;
+    Ok(CertInfo {
+        subject: cert.subject().to_string(),
+        serial: cert.raw_serial_as_string(),
+        not_after: cert.validity().not_after.timestamp(),
+        sha256: fingerprint(der.as_ref()),
+    })
+}
+
+/// SHA-256 fingerprint, colon-separated upper-case hex (as `openssl x509 -fingerprint`).
+pub fn fingerprint(der: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, der);
+    digest
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// A generated CA and serving certificate, PEM.
+#[derive(Debug, Clone)]
+pub struct SelfSignedBundle {
+    /// The CA certificate.
+    pub ca_pem: String,
+    /// The serving certificate followed by the CA.
+    pub cert_pem: String,
+    /// The serving key (PKCS#8).
+    pub key_pem: String,
+}
+
+const DAY: time::Duration = time::Duration::days(1);
+
+/// Generates (or, with `write_ca` holding a CA valid for 30 more days and its key, reuses) a CA
+/// and issues a serving certificate for `localhost`, `127.0.0.1`, `::1` and `dns_names`.
+pub fn self_signed(dns_names: &[String], write_ca: Option<&Path>) -> Result<SelfSignedBundle, Error> {
+    SelfSignedCa::load_or_create(write_ca)?.issue(dns_names)
+}
+
+/// Validity of a self-signed serving certificate; it is re-issued at half of it.
+const LEAF_DAYS: i64 = 90;
+
+fn gen_err(e: rcgen::Error) -> Error {
+    Error::Certificate(format!("generating the self-signed certificate: {e}"))
+}
+
+/// The self-signed CA, kept in memory to re-issue the serving certificate.
+pub struct SelfSignedCa {
+    pem: String,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+    not_after: i64,
+}
+
+impl std::fmt::Debug for SelfSignedCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SelfSignedCa")
+            .field("not_after", &self.not_after)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SelfSignedCa {
+    /// Reuses the CA at `write_ca` (and its key at `<write_ca>.key`) if it is valid for 30 more
+    /// days; otherwise generates a CA valid one year and writes it there.
+    pub fn load_or_create(write_ca: Option<&Path>) -> Result<Self, Error> {
+        use rcgen::{
+            BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, Issuer, KeyPair,
+            KeyUsagePurpose,
+        };
+        let now = time::OffsetDateTime::now_utc();
+        let reused = write_ca.and_then(|path| {
+            let ca_pem = std::fs::read_to_string(path).ok()?;
+            let key_pem = std::fs::read_to_string(key_path(path)).ok()?;
+            let der = CertificateDer::from_pem_slice(ca_pem.as_bytes()).ok()?;
+            let info = cert_info(&der).ok()?;
+            if info.not_after < (now + time::Duration::days(30)).unix_timestamp() {
+                return None;
+            }
+            let key = KeyPair::from_pem(&key_pem).ok()?;
+            let issuer = Issuer::from_ca_cert_pem(&ca_pem, key).ok()?;
+            Some(SelfSignedCa {
+                pem: ca_pem,
+                issuer,
+                not_after: info.not_after,
+            })
+        });
+        let ca = match reused {
+            Some(ca) => ca,
+            None => {
+                let key = KeyPair::generate().map_err(gen_err)?;
+                let key_pem = key.serialize_pem();
+                let mut params = CertificateParams::default();
+                params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+                params.key_usages = vec![
+                    KeyUsagePurpose::KeyCertSign,
+                    KeyUsagePurpose::CrlSign,
+                    KeyUsagePurpose::DigitalSignature,
+                ];
+                params.distinguished_name = rcgen::DistinguishedName::new();
+                params
+                    .distinguished_name
+                    .push(DnType::OrganizationName, "sidecar-injector");
+                params
+                    .distinguished_name
+                    .push(DnType::CommonName, "sidecar-injector self-signed CA");
+                params.not_before = now - time::Duration::minutes(5);
+                params.not_after = now + DAY * 365;
+                let not_after = params.not_after.unix_timestamp();
+                let ca = CertifiedIssuer::self_signed(params, key).map_err(gen_err)?;
+                let pem = ca.pem();
+                if let Some(path) = write_ca {
+                    write_file(path, pem.as_bytes(), 0o644)?;
+                    write_file(&key_path(path), key_pem.as_bytes(), 0o600)?;
+                }
+                let key = KeyPair::from_pem(&key_pem).map_err(gen_err)?;
+                let issuer = Issuer::from_ca_cert_pem(&pem, key).map_err(gen_err)?;
+                SelfSignedCa {
+                    pem,
+                    issuer,
+                    not_after,
+                }
+            }
+        };
+        let der = CertificateDer::from_pem_slice(ca.pem.as_bytes())
+            .map_err(|e| Error::Certificate(format!("CA PEM: {e}")))?;
+        tracing::info!(
+            ca_file = write_ca.map(|p| p.display().to_string()),
+            ca_sha256 = %fingerprint(der.as_ref()),
+            "self-signed CA ready; trust it (caBundle) to call the webhook"
+        );
+        if write_ca.is_none() {
+            tracing::info!(ca_pem = %ca.pem, "self-signed CA certificate (no file given to write it to)");
+        }
+        Ok(ca)
+    }
+
+    /// The CA certificate, PEM.
+    pub fn pem(&self) -> &str {
+        &self.pem
+    }
+
+    /// Issues a serving certificate (90 days, never beyond the CA) for `localhost`,
+    /// `127.0.0.1`, `::1` and `dns_names`; CN is the first DNS name, else `localhost`.
+    pub fn issue(&self, dns_names: &[String]) -> Result<SelfSignedBundle, Error> {
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair, KeyUsagePurpose};
+        let now = time::OffsetDateTime::now_utc();
+        let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+        for n in dns_names {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        let mut params = CertificateParams::new(names.clone()).map_err(gen_err)?;
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(
+            DnType::CommonName,
+            dns_names.first().map_or("localhost", String::as_str),
+        );
+        params.not_before = now - time::Duration::minutes(5);
+        let ca_end = time::OffsetDateTime::from_unix_timestamp(self.not_after).unwrap_or(now);
+        params.not_after = (now + time::Duration::days(LEAF_DAYS)).min(ca_end);
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.use_authority_key_identifier_extension = true;
+        let key = KeyPair::generate().map_err(gen_err)?;
+        let leaf = params.signed_by(&key, &self.issuer).map_err(gen_err)?;
+        tracing::info!(dns_names = ?names, not_after = params.not_after.unix_timestamp(),
+            "self-signed serving certificate issued");
+        Ok(SelfSignedBundle {
+            cert_pem: format!("{}{}", leaf.pem(), self.pem),
+            ca_pem: self.pem.clone(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+}
+
+fn key_path(ca: &Path) -> PathBuf {
+    let mut s = ca.as_os_str().to_owned();
+    s.push(".key");
+    PathBuf::from(s)
+}
+
+fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<(), Error> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let err = |e: std::io::Error| Error::Io(format!("writing {}: {e}", path.display()));
+    let tmp = key_path(path).with_extension("tmp");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&tmp)
+        .map_err(err)?;
+    f.write_all(contents).map_err(err)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn self_signed_is_valid_and_reused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ca = dir.path().join("ca.pem");
+        let a = self_signed(&["svc.ns.svc".into()], Some(&ca)).expect("generates");
+        assert_eq!(std::fs::read_to_string(&ca).expect("ca written"), a.ca_pem);
+        let (_, info) = parse_pem_pair(a.cert_pem.as_bytes(), a.key_pem.as_bytes()).expect("parses");
+        assert_eq!(info.subject, "CN=svc.ns.svc");
+        let days = (info.not_after - time::OffsetDateTime::now_utc().unix_timestamp()) / 86400;
+        assert!((88..=90).contains(&days), "{days}");
+        let b = self_signed(&[], Some(&ca)).expect("generates");
+        assert_eq!(a.ca_pem, b.ca_pem, "CA reused");
+        assert_ne!(a.key_pem, b.key_pem, "new serving key");
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(key_path(&ca))
+                .expect("key written")
+                .permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn half_written_and_mismatched_pairs_are_rejected() {
+        let a = self_signed(&[], None).expect("generates");
+        let b = self_signed(&[], None).expect("generates");
+        let half = &a.cert_pem.as_bytes()[..200];
+        assert!(parse_pem_pair(half, a.key_pem.as_bytes()).is_err());
+        assert!(parse_pem_pair(a.cert_pem.as_bytes(), &a.key_pem.as_bytes()[..40]).is_err());
+        assert!(parse_pem_pair(b"", a.key_pem.as_bytes()).is_err());
+        let err = parse_pem_pair(a.cert_pem.as_bytes(), b.key_pem.as_bytes())
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("not a usable pair"), "{err}");
+    }
+
+    #[test]
+    fn self_signed_leaf_is_renewed_at_half_life() {
+        let ca = SelfSignedCa::load_or_create(None).expect("CA");
+        let source = CertSource::SelfSigned {
+            dns_names: vec![],
+            write_ca: None,
+        };
+        let store = CertStore::new(&source, WatchOptions::default()).expect("store");
+        let before = store.status().info.expect("loaded");
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        assert!(!store.renew_if_due(&ca, &[], now), "fresh certificate is kept");
+        assert!(store.renew_if_due(&ca, &["x.svc".into()], now + 50 * 86400));
+        let after = store.status().info.expect("loaded");
+        assert_ne!(before.serial, after.serial);
+        assert_eq!(after.subject, "CN=x.svc");
+    }
+
+    #[test]
+    fn fingerprint_format() {
+        let f = fingerprint(b"x");
+        assert_eq!(f.len(), 32 * 3 - 1);
+        assert!(f.starts_with("2D:71:16:42"));
+    }
+}
