@@ -1,7 +1,9 @@
 //! The plain-HTTP monitoring server: `/metrics`, `/healthz`, `/readyz` (and `/ready`).
+//! HTTP/1.1 only, 10 s to send the request headers; it keeps serving while the webhook drains.
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::CONTENT_TYPE;
@@ -9,7 +11,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
@@ -24,13 +26,18 @@ pub(crate) async fn serve<I: Injector>(
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "monitoring listening (HTTP): /metrics /healthz /readyz");
     }
-    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()).http1_only());
+    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(10));
+    let builder = Arc::new(builder);
     loop {
         let tcp = tokio::select! {
             r = listener.accept() => match r {
                 Ok((tcp, _)) => tcp,
                 Err(_) => {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
             },
