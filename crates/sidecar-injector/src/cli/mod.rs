@@ -7,6 +7,7 @@ mod explain;
 mod explain_table;
 mod inject;
 mod input;
+mod serve;
 mod settings;
 mod template;
 
@@ -28,6 +29,8 @@ pub struct Cli {
 pub enum Command {
     /// Explain why a pod is, or is not, injected with a sidecar.
     Explain(explain::ExplainArgs),
+    /// Run the admission webhook (HTTPS) and its monitoring endpoints.
+    Serve(serve::ServeArgs),
     /// Inject the sidecar into Kubernetes manifests, like `istioctl kube-inject`.
     Inject(inject::InjectArgs),
     /// Work with Go text/template files (render one with Go's built-ins and sprig).
@@ -40,6 +43,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Explain(args) => explain::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Inject(args) => inject::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => serve::run(args).map(|()| ExitCode::SUCCESS),
         Command::Template(args) => template::run(args),
     };
     match result {

@@ -1,12 +1,13 @@
 //! Loading the injector's settings from the files the user names, or the embedded defaults.
 //!
-//! Shared by `inject` and `serve`: `--injector-config` (the ConfigMap or its raw `config`),
-//! `--values` (raw JSON/YAML or the ConfigMap's `data.values`), `--mesh` (raw YAML or the `istio`
-//! ConfigMap). Whatever is not given comes from the embedded default configuration.
+//! Shared by `inject` and `serve`: `--injector-config` (the ConfigMap, its raw `config`, or a
+//! bare `sidecar` template), `--values` (raw JSON/YAML or the ConfigMap's `data.values`), `--mesh`
+//! (raw YAML or the `istio` ConfigMap). Whatever is not given comes from the embedded defaults.
+//! [`from_texts`] is the pure part, also used by `serve` on every reload.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use injector_core::config::{InjectorConfig, parse_injector_config, parse_injector_config_or_template};
 use injector_engine::{
@@ -47,49 +48,58 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// Reads the settings; every error names the file and field.
+/// A configuration file's name (for messages) and text.
+pub type Text<'a> = Option<(&'a str, &'a str)>;
+
+/// Reads the settings named by the flags.
 pub fn load(args: &SettingsArgs) -> Result<Loaded> {
+    let read = |path: &Option<PathBuf>| path.as_deref().map(input::read_source).transpose();
+    let (config, values, mesh) = (
+        read(&args.injector_config)?,
+        read(&args.values)?,
+        read(&args.mesh)?,
+    );
+    from_texts(text_of(&config), text_of(&values), text_of(&mesh)).map_err(|e| anyhow::anyhow!(e))
+}
+
+fn text_of(source: &Option<input::Source>) -> Text<'_> {
+    source.as_ref().map(|s| (s.name.as_str(), s.text.as_str()))
+}
+
+/// Builds the settings from file texts (`(name, text)`); errors name the file and the field.
+pub fn from_texts(config: Text<'_>, values: Text<'_>, mesh: Text<'_>) -> Result<Loaded, String> {
     let (default_config, default_values, default_mesh) = embedded_defaults();
     let mut warnings = Vec::new();
-    let (config, config_values) = match &args.injector_config {
-        Some(path) => {
-            let source = input::read_source(path)?;
-            let loaded = parse_injector_config_or_template(&source.text)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", source.name))?;
-            warnings.extend(loaded.warnings.iter().map(|w| format!("{}: {w}", source.name)));
-            (loaded.config, loaded.values.map(|v| (source.name.clone(), v)))
+    let (config_loaded, config_values) = match config {
+        Some((name, text)) => {
+            let loaded = parse_injector_config_or_template(text).map_err(|e| format!("{name}: {e}"))?;
+            warnings.extend(loaded.warnings.iter().map(|w| format!("{name}: {w}")));
+            (loaded.config, loaded.values.map(|v| (name.to_owned(), v)))
         }
         None => {
-            let loaded =
-                parse_injector_config(default_config).context("the embedded injector configuration")?;
+            let loaded = parse_injector_config(default_config)
+                .map_err(|e| format!("the embedded configuration: {e}"))?;
             (loaded.config, None)
         }
     };
-    let values = match (&args.values, config_values) {
-        (Some(path), _) => read_with(path, parse_values)?,
-        (None, Some((name, text))) => {
-            parse_values(&text).map_err(|e| anyhow::anyhow!("{name}: data.values: {e}"))?
-        }
+    let values = match (values, config_values) {
+        (Some((name, text)), _) => parse_values(text).map_err(|e| format!("{name}: {e}"))?,
+        (None, Some((name, text))) => parse_values(&text).map_err(|e| format!("{name}: data.values: {e}"))?,
         (None, None) => {
-            if args.injector_config.is_some() {
-                warnings.push("no --values given: using the embedded default values".to_owned());
+            if config.is_some() {
+                warnings.push("no values given: using the embedded default values".to_owned());
             }
-            parse_values(default_values).context("the embedded values")?
+            parse_values(default_values).map_err(|e| format!("the embedded values: {e}"))?
         }
     };
-    let mesh = match &args.mesh {
-        Some(path) => read_with(path, parse_mesh)?,
-        None => parse_mesh(default_mesh).context("the embedded mesh config")?,
+    let mesh = match mesh {
+        Some((name, text)) => parse_mesh(text).map_err(|e| format!("{name}: {e}"))?,
+        None => parse_mesh(default_mesh).map_err(|e| format!("the embedded mesh config: {e}"))?,
     };
     Ok(Loaded {
-        config,
+        config: config_loaded,
         values,
         mesh,
         warnings,
     })
-}
-
-fn read_with<T, E: std::fmt::Display>(path: &Path, parse: impl Fn(&str) -> Result<T, E>) -> Result<T> {
-    let source = input::read_source(path)?;
-    parse(&source.text).map_err(|e| anyhow::anyhow!("{}: {e}", source.name))
 }

@@ -7,4 +7,5 @@
 
 mod explain;
 mod inject;
+mod serve;
 mod util;

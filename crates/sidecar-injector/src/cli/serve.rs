@@ -1,0 +1,164 @@
+//! `sidecar-injector serve`: the admission webhook.
+//!
+//! The HTTPS server, certificates, reloads, metrics and shutdown live in `injector-server`; this
+//! module turns flags into its options and plugs the injection engine into it.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use injector_engine::pipeline::{Injector, Options, Outcome, Request};
+use injector_server::{
+    AdmissionInput, AdmissionOutcome, CertSource, ConfigStore, LogFormat, ServeOptions, WatchOptions,
+};
+
+use super::settings::{SettingsArgs, from_texts};
+
+/// Run the admission webhook (HTTPS) and its monitoring endpoints.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sidecar-injector serve                       # self-signed CA, embedded configuration\n  \
+    sidecar-injector serve --write-ca ca.pem --dns-name sidecar-injector.istio-system.svc\n  \
+    sidecar-injector serve --tls-cert /etc/certs/tls.crt --tls-key /etc/certs/tls.key \\\n      \
+    --injector-config /etc/istio/inject/config --values /etc/istio/inject/values --mesh /etc/istio/config/mesh")]
+pub struct ServeArgs {
+    /// HTTPS address for admissions (Istio's port).
+    #[arg(long, default_value = "0.0.0.0:15017")]
+    pub addr: SocketAddr,
+    /// Plain-HTTP address for /metrics, /healthz and /readyz.
+    #[arg(long, default_value = "0.0.0.0:15014")]
+    pub monitoring_addr: SocketAddr,
+    /// Serving certificate chain (PEM); reloaded when the file changes. Without --tls-cert and
+    /// --tls-key, a self-generated CA signs a certificate for localhost, 127.0.0.1 and --dns-name.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key of the serving certificate (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Extra DNS names for the self-generated certificate (repeatable), e.g.
+    /// sidecar-injector.istio-system.svc.
+    #[arg(long = "dns-name", value_name = "NAME")]
+    pub dns_names: Vec<String>,
+    /// Where to write the self-generated CA (PEM, for the webhook's caBundle); its key goes to
+    /// FILE.key and the CA is reused on the next start.
+    #[arg(long, value_name = "FILE")]
+    pub write_ca: Option<PathBuf>,
+    /// The configuration files, reloaded when they change; a bad change is rejected and the last
+    /// good configuration keeps serving.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// The injector's revision (`.Revision` in templates, `revision` in the status annotation).
+    #[arg(long, default_value = "default")]
+    pub revision: String,
+    /// Whether to inject the proxy as a native sidecar (Kubernetes 1.29+).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
+    pub native_sidecars: bool,
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+    pub log_format: LogFormatArg,
+    /// On SIGTERM, how long in-flight admissions may take to finish.
+    #[arg(long, default_value = "25s", value_parser = parse_duration)]
+    pub grace_period: Duration,
+    /// Admissions processed at once; more wait briefly, then get 503.
+    #[arg(long, default_value_t = 64)]
+    pub max_concurrency: usize,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    injector_server::path_params::parse_go_duration(text)
+        .ok_or_else(|| format!("invalid duration {text:?} (e.g. 25s, 1m)"))
+}
+
+/// The engine, as the server calls it.
+struct Engine;
+
+impl injector_server::Injector for Engine {
+    type Config = Injector;
+
+    fn admit(&self, injector: &Injector, input: &AdmissionInput) -> AdmissionOutcome {
+        let request = Request {
+            pod: Some(&input.object),
+            namespace: Some(input.namespace.as_str()),
+            path_env: input.path_env.clone(),
+            owner: None,
+        };
+        match injector.inject(&request) {
+            Ok(Outcome::Skipped { decision }) => AdmissionOutcome::Skipped {
+                reason: decision.rule.id().to_owned(),
+            },
+            Ok(Outcome::Injected { patch, decision, .. }) => AdmissionOutcome::Patched {
+                patch,
+                reason: decision.rule.id().to_owned(),
+            },
+            Err(error) => AdmissionOutcome::Denied { message: error.0 },
+        }
+    }
+}
+
+/// Runs `serve` until SIGTERM or SIGINT.
+pub fn run(args: ServeArgs) -> Result<()> {
+    let format = match args.log_format {
+        LogFormatArg::Text => LogFormat::Text,
+        LogFormatArg::Json => LogFormat::Json,
+    };
+    injector_server::init_logging(format).map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
+    let mut files = Vec::new();
+    for (name, path) in [
+        ("injector-config", &args.settings.injector_config),
+        ("values", &args.settings.values),
+        ("mesh", &args.settings.mesh),
+    ] {
+        if let Some(path) = path {
+            files.push((name.to_owned(), path.clone()));
+        }
+    }
+    let options = Options {
+        revision: args.revision.clone(),
+        native_sidecars: args.native_sidecars,
+        ..Options::default()
+    };
+    let config = ConfigStore::watch_files(files, WatchOptions::default(), move |files| {
+        let text = |name: &'static str| files.get(name).map(|text| (name, text));
+        let loaded = from_texts(text("injector-config"), text("values"), text("mesh"))?;
+        for warning in &loaded.warnings {
+            tracing::warn!(%warning, "configuration");
+        }
+        Injector::new(loaded.config, loaded.values, loaded.mesh, options.clone()).map_err(|e| e.to_string())
+    });
+    let cert = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => CertSource::Files { cert, key },
+        _ => CertSource::SelfSigned {
+            dns_names: args.dns_names,
+            write_ca: args.write_ca,
+        },
+    };
+    let options = ServeOptions {
+        addr: args.addr,
+        monitoring_addr: Some(args.monitoring_addr),
+        cert,
+        grace_period: args.grace_period,
+        max_concurrency: args.max_concurrency,
+        ..ServeOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime
+        .block_on(injector_server::run(
+            options,
+            Engine,
+            config,
+            injector_server::shutdown_signal(),
+        ))
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
