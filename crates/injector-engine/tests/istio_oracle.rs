@@ -54,6 +54,11 @@ fn yaml_file(path: &Path) -> Result<Json, String> {
 
 /// Builds `SidecarTemplateData` from a `kind: sidecar` fixture, as the oracle does.
 fn sidecar_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
+    sidecar_input(fixture, shared).map(sidecar_template_data)
+}
+
+/// The template input of a `kind: sidecar` fixture.
+fn sidecar_input(fixture: &Json, shared: &Path) -> Result<TemplateInput, String> {
     let s = |k: &str| fixture.get(k).and_then(Json::as_str).unwrap_or("").to_string();
     let values_text = std::fs::read_to_string(shared.join(s("valuesFile"))).map_err(|e| e.to_string())?;
     let values = settings::parse_values(&values_text).map_err(|e| e.to_string())?;
@@ -66,7 +71,7 @@ fn sidecar_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
     let annotation = injector_engine::pod::annotation(&pod, mesh::PROXY_CONFIG_ANNOTATION);
     let proxy_config = mesh::effective_proxy_config(&mesh_config, annotation).map_err(|e| e.0)?;
     let (proxy_image, proxy_init_image) = render::data::images(&values, &proxy_config, &pod);
-    Ok(sidecar_template_data(TemplateInput {
+    Ok(TemplateInput {
         owner: owner::owner_of(&pod),
         pod: Arc::new(pod),
         mesh: Arc::new(mesh_config),
@@ -82,7 +87,7 @@ fn sidecar_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
         proxy_gid: 1337,
         proxy_image,
         proxy_init_image,
-    }))
+    })
 }
 
 fn run(text: &str, data: Option<&Value>) -> Outcome {
@@ -247,4 +252,41 @@ fn istio_oracle() {
         "known failures that are not cases: {unknown:?}"
     );
     assert_eq!(failed, 0, "{failed} oracle cases differ from Go");
+}
+
+/// Rendering time of the sidecar template for the richest fixture (data built per request, as
+/// the webhook does). Run with `cargo test --release -- --ignored render_timing --nocapture`.
+#[test]
+#[ignore]
+fn render_timing() {
+    let shared = shared_dir();
+    if !shared.is_dir() {
+        eprintln!("shared directory {} not found; skipping", shared.display());
+        return;
+    }
+    let file = shared.join("istio/manifests/charts/istio-control/istio-discovery/files/injection-template.yaml");
+    let text = format!("{}\n", std::fs::read_to_string(file).unwrap().trim());
+    let template = render::parse_template(&text).unwrap();
+    for fixture_name in ["sidecar-hello", "sidecar-annotated"] {
+        let fixture = yaml_file(&oracle_dir().join(format!("istio-fixtures/{fixture_name}.yaml"))).unwrap();
+        let input = sidecar_input(&fixture, &shared).unwrap();
+        let n: u32 = 2000;
+        template.execute(&sidecar_template_data(input.clone())).unwrap();
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            // Fresh data each time (no cached fields), as for a new admission request.
+            let data = sidecar_template_data(input.clone());
+            std::hint::black_box(template.execute(&data).unwrap());
+        }
+        let fresh = start.elapsed() / n;
+        let data = sidecar_template_data(input.clone());
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(template.execute(&data).unwrap());
+        }
+        eprintln!(
+            "{fixture_name}: {fresh:?} per render with fresh data, {:?} with warm field caches",
+            start.elapsed() / n
+        );
+    }
 }

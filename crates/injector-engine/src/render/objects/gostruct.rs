@@ -16,7 +16,7 @@ use gotemplate::{IntType, Object, ObjectKind, UintType, Value};
 use serde_json::Value as Json;
 
 use super::proto::{Enum, EnumType, Wrapper, WrapperKind};
-use super::{GO_JSON_METHOD, RAW_JSON_METHOD};
+use super::{GO_JSON_METHOD, PROTO_JSON_METHOD, RAW_JSON_METHOD};
 use crate::render::json::{go_json_of_raw, write_go_json};
 
 /// A position inside a shared JSON document.
@@ -468,6 +468,7 @@ impl Object for GoStruct {
         if name == GO_JSON_METHOD
             || name == RAW_JSON_METHOD
             || self.getter(name).is_some()
+            || (name == PROTO_JSON_METHOD && self.schema.raw_json)
             || (name == "String" && self.schema.stringer.is_some())
         {
             Some(0)
@@ -481,6 +482,15 @@ impl Object for GoStruct {
             let mut out = String::new();
             self.write_go_json(&mut out);
             return Ok(Value::str(out));
+        }
+        if name == PROTO_JSON_METHOD {
+            return Ok(Value::str(if self.is_nil() {
+                "{}".to_string()
+            } else if std::ptr::eq(self.schema, &super::mesh::PROXY_CONFIG) {
+                crate::mesh::proto_to_json(self.json())
+            } else {
+                go_json_of_raw(self.json())
+            }));
         }
         if name == RAW_JSON_METHOD {
             return Ok(Value::str(if self.is_nil() {

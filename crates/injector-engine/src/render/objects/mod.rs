@@ -9,7 +9,7 @@
 //! Two hidden zero-argument methods, whose names a template cannot spell (they start with a
 //! NUL byte), let Istio's functions see the data behind an object without downcasting:
 //! [`GO_JSON_METHOD`] (what Go's `encoding/json` writes, for `structToJSON` and `toYaml`) and
-//! [`RAW_JSON_METHOD`] (the backing JSON, for `protoToJSON` and `otelResourceAttributes`).
+//! [`RAW_JSON_METHOD`] (the backing JSON) and [`PROTO_JSON_METHOD`] (for `protoToJSON`).
 
 pub mod gostruct;
 pub mod kube;
@@ -21,3 +21,7 @@ pub const GO_JSON_METHOD: &str = "\u{0}gojson";
 
 /// Hidden method: the JSON backing the object (protobuf JSON for mesh types).
 pub const RAW_JSON_METHOD: &str = "\u{0}raw";
+
+/// Hidden method of protobuf messages: Istio's `protoToJSON` (for a ProxyConfig, without the
+/// fields equal to their defaults).
+pub const PROTO_JSON_METHOD: &str = "\u{0}protojson";
