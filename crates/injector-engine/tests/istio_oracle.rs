@@ -90,6 +90,41 @@ fn sidecar_input(fixture: &Json, shared: &Path) -> Result<TemplateInput, String>
     })
 }
 
+/// Builds the gateway template input from a `kind: gateway` fixture, as the oracle does.
+fn gateway_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
+    let s = |k: &str| fixture.get(k).and_then(Json::as_str).unwrap_or("").to_string();
+    let values_text = std::fs::read_to_string(shared.join(s("valuesFile"))).map_err(|e| e.to_string())?;
+    let values = settings::parse_values(&values_text).map_err(|e| e.to_string())?;
+    let mesh_text = std::fs::read_to_string(shared.join(s("meshFile"))).map_err(|e| e.to_string())?;
+    let mut mesh_config = settings::parse_mesh(&mesh_text).map_err(|e| e.to_string())?;
+    if let Some(overlay) = fixture.get("meshOverlay").and_then(Json::as_str) {
+        mesh_config = mesh::apply_mesh_config(overlay, &mesh_config).map_err(|e| e.0)?;
+    }
+    let gateway = fixture.get("gateway").cloned().unwrap_or(Json::Null);
+    let mut input = fixture.get("input").cloned().unwrap_or(Json::Null);
+    if let Some(m) = input.as_object_mut() {
+        m.insert("ProxyUID".into(), 1337.into());
+        m.insert("ProxyGID".into(), 1337.into());
+    }
+    let proxy_config = mesh::effective_proxy_config(&mesh_config, None).map_err(|e| e.0)?;
+    let (proxy_image, _) = render::data::images(&values, &proxy_config, &gateway);
+    let annotation =
+        injector_engine::pod::annotation(&gateway, injector_engine::images::PROXY_IMAGE_TYPE_ANNOTATION);
+    let image_type = proxy_config
+        .get("image")
+        .map(|i| i.get("imageType").and_then(Json::as_str).unwrap_or(""));
+    let agentgateway_image = injector_engine::images::agentgateway_image(&values, image_type, annotation);
+    Ok(render::gateway_template_data(render::GatewayInput {
+        gateway: Arc::new(gateway),
+        input: Arc::new(input),
+        mesh: Arc::new(mesh_config),
+        proxy_config: Arc::new(proxy_config),
+        values: Value::from_json(&values),
+        proxy_image,
+        agentgateway_image,
+    }))
+}
+
 fn run(text: &str, data: Option<&Value>) -> Outcome {
     let t = match render::parse_template(text) {
         Ok(t) => t,
@@ -173,6 +208,20 @@ fn prepare(case: &Json, shared: &Path, have_shared: bool) -> Prepared {
                 Err(e) => return Prepared::Skip(e),
             };
             match sidecar_data(&fixture, shared) {
+                Ok(data) => Prepared::Run(text, Some(data)),
+                Err(e) => Prepared::Run(format!("fixture error: {e}"), None),
+            }
+        }
+        "istio-gateway" => {
+            if !have_shared {
+                return Prepared::Skip("needs the shared dir".into());
+            }
+            let name = case.get("fixture").and_then(Json::as_str).unwrap_or("");
+            let fixture = match yaml_file(&oracle_dir().join(format!("istio-fixtures/{name}.yaml"))) {
+                Ok(f) => f,
+                Err(e) => return Prepared::Skip(e),
+            };
+            match gateway_data(&fixture, shared) {
                 Ok(data) => Prepared::Run(text, Some(data)),
                 Err(e) => Prepared::Run(format!("fixture error: {e}"), None),
             }
@@ -264,7 +313,8 @@ fn render_timing() {
         eprintln!("shared directory {} not found; skipping", shared.display());
         return;
     }
-    let file = shared.join("istio/manifests/charts/istio-control/istio-discovery/files/injection-template.yaml");
+    let file =
+        shared.join("istio/manifests/charts/istio-control/istio-discovery/files/injection-template.yaml");
     let text = format!("{}\n", std::fs::read_to_string(file).unwrap().trim());
     let template = render::parse_template(&text).unwrap();
     for fixture_name in ["sidecar-hello", "sidecar-annotated"] {

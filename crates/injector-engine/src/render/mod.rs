@@ -9,6 +9,8 @@
 //! - [`data`]: [`sidecar_template_data`], the data as a host object with Go's field names and
 //!   methods (`.ObjectMeta.Annotations`, `.ProxyConfig.InterceptionMode.String`,
 //!   `.ProxyConfig.GetTracing.GetTlsSettings.GetCaCertificates`, …);
+//! - [`gateway`]: [`gateway_template_data`], the gateway deployment controller's input for the
+//!   `waypoint`/`kube-gateway`/`agentgateway` templates;
 //! - [`objects`]: the Go types behind the data (Kubernetes and mesh structs backed by JSON,
 //!   protobuf enums and wrappers);
 //! - [`json`] and [`yaml`]: Go's `encoding/json` and `sigs.k8s.io/yaml` output.
@@ -22,12 +24,14 @@
 
 pub mod data;
 pub mod funcs;
+pub mod gateway;
 pub mod json;
 pub mod objects;
 pub mod yaml;
 
 pub use data::{TemplateInput, sidecar_template_data};
 pub use funcs::istio_funcs;
+pub use gateway::{GatewayInput, gateway_template_data};
 
 use std::sync::OnceLock;
 

@@ -101,7 +101,9 @@ fn otel_enrichment_enabled(mesh: &Value) -> bool {
         };
         match otel.to_data() {
             Some(Value::Map(m)) => {
-                m.entries.get("serviceAttributeEnrichment").and_then(Value::as_str)
+                m.entries
+                    .get("serviceAttributeEnrichment")
+                    .and_then(Value::as_str)
                     == Some("OTEL_SEMANTIC_CONVENTIONS")
             }
             _ => false,

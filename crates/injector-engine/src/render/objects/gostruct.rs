@@ -90,6 +90,8 @@ impl JsonRef {
 pub enum Kind {
     /// `string` (or a named string type such as `v1.Protocol`).
     Str,
+    /// `int`
+    Int,
     /// `int32`
     Int32,
     /// `int64`
@@ -108,6 +110,8 @@ pub enum Kind {
     Struct(&'static Schema),
     /// A pointer to a struct (nil when absent).
     Ptr(&'static Schema),
+    /// An embedded struct whose JSON is inlined in the parent's (`TypeMeta` in objects).
+    Inline(&'static Schema),
     /// A slice of struct values.
     List(&'static Schema),
     /// A slice of struct pointers.
@@ -257,6 +261,9 @@ impl GoStruct {
     }
 
     fn child(&self, field: &Field) -> Option<JsonRef> {
+        if let Kind::Inline(_) = field.kind {
+            return self.node.clone();
+        }
         self.node.as_ref().and_then(|n| n.key(field.json))
     }
 
@@ -296,6 +303,20 @@ impl GoStruct {
             if field.omitempty && is_empty(field.kind, child.as_ref()) {
                 continue;
             }
+            if let Kind::Inline(inner) = field.kind {
+                // Embedded with `json:",inline"`: the inner fields join this object.
+                let mut text = String::new();
+                GoStruct::value(inner, child).write_go_json(&mut text);
+                let body = text.trim_start_matches('{').trim_end_matches('}');
+                if !body.is_empty() {
+                    if !first {
+                        out.push(',');
+                    }
+                    first = false;
+                    out.push_str(body);
+                }
+                continue;
+            }
             if !first {
                 out.push(',');
             }
@@ -331,14 +352,14 @@ fn is_empty(kind: Kind, node: Option<&JsonRef>) -> bool {
     let Some(node) = node else {
         // Absent: the zero value. Struct values are never empty.
         return match kind {
-            Kind::Struct(_) | Kind::Time => false,
+            Kind::Struct(_) | Kind::Inline(_) | Kind::Time => false,
             Kind::Opaque(t) => pointer_like(t),
             _ => true,
         };
     };
     match (kind, node.get()) {
         (Kind::Str, Json::String(s)) => s.is_empty(),
-        (Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Float64, Json::Number(n)) => {
+        (Kind::Int | Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Float64, Json::Number(n)) => {
             n.as_f64() == Some(0.0)
         }
         (Kind::Bool, Json::Bool(b)) => !b,
@@ -354,6 +375,7 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
     let json = node.as_ref().map(JsonRef::get);
     match kind {
         Kind::Str => Value::str(json.and_then(Json::as_str).unwrap_or("")),
+        Kind::Int => Value::int(json_i64(json)),
         Kind::Int32 => Value::Int(json_i64(json), IntType::Int32),
         Kind::Int64 => Value::Int(json_i64(json), IntType::Int64),
         Kind::Uint32 => Value::Uint(json_i64(json).max(0) as u64, UintType::Uint32),
@@ -365,7 +387,7 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
                 .map(|a| a.iter().map(|s| Value::str(s.as_str().unwrap_or(""))).collect())
                 .unwrap_or_default(),
         ),
-        Kind::Struct(s) => Value::object(GoStruct::value(s, node)),
+        Kind::Struct(s) | Kind::Inline(s) => Value::object(GoStruct::value(s, node)),
         Kind::Ptr(s) => Value::object(GoStruct::pointer(s, node)),
         Kind::List(s) => Value::list(
             node.map(|n| n.items())
@@ -381,7 +403,20 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
                 .map(|n| Value::object(GoStruct::pointer(s, Some(n))))
                 .collect(),
         ),
-        Kind::Opaque(t) => Value::object(Opaque::new(t, node)),
+        Kind::Opaque(t) => match t.strip_prefix("[]") {
+            Some(elem) => Value::list(
+                node.map(|n| n.items())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|n| Value::object(Opaque::new(elem, Some(n))))
+                    .collect(),
+            ),
+            None if t.starts_with("map") => match json {
+                Some(j @ Json::Object(_)) => Value::from_json(j),
+                _ => Value::map(Default::default()),
+            },
+            None => Value::object(Opaque::new(t, node)),
+        },
         Kind::Time => Value::object(Opaque::new("v1.Time", node)),
         Kind::Enum(t) => Value::object(Enum::from_json(t, json)),
         Kind::Wrapper(w) => Value::object(Wrapper::new(w, json.cloned())),

@@ -7,7 +7,8 @@
 use serde_json::Value as Json;
 
 use super::gostruct::Kind::{
-    Bool, Int32, Int64, List, Opaque, PtrBool, PtrInt32, PtrInt64, PtrStr, Str, StrList, StrMap, Time,
+    Bool, Inline, Int, Int32, Int64, List, Opaque, PtrBool, PtrInt32, PtrInt64, PtrStr, Str, StrList, StrMap,
+    Struct, Time,
 };
 use super::gostruct::{Schema, always, f};
 
@@ -229,5 +230,80 @@ pub static SERVICE_PORT: Schema = Schema::kube(
         always("Port", "port", Int32),
         f("TargetPort", "targetPort", Opaque("intstr.IntOrString")),
         f("NodePort", "nodePort", Int32),
+    ],
+);
+
+/// Gateway API `v1.Listener`.
+pub static LISTENER: Schema = Schema::kube(
+    "v1.Listener",
+    "*v1.Listener",
+    &[
+        always("Name", "name", Str),
+        f("Hostname", "hostname", PtrStr),
+        always("Port", "port", Int32),
+        always("Protocol", "protocol", Str),
+        f("TLS", "tls", Opaque("*v1.ListenerTLSConfig")),
+        f("AllowedRoutes", "allowedRoutes", Opaque("*v1.AllowedRoutes")),
+    ],
+);
+
+/// Gateway API `v1.GatewaySpec`.
+pub static GATEWAY_SPEC: Schema = Schema::kube(
+    "v1.GatewaySpec",
+    "*v1.GatewaySpec",
+    &[
+        always("GatewayClassName", "gatewayClassName", Str),
+        always("Listeners", "listeners", List(&LISTENER)),
+        f("Addresses", "addresses", Opaque("[]v1.GatewaySpecAddress")),
+        f(
+            "Infrastructure",
+            "infrastructure",
+            Opaque("*v1.GatewayInfrastructure"),
+        ),
+        f(
+            "AllowedListeners",
+            "allowedListeners",
+            Opaque("*v1.AllowedListeners"),
+        ),
+        f("TLS", "tls", Opaque("*v1.GatewayTLSConfig")),
+        f("DefaultScope", "defaultScope", Str),
+    ],
+);
+
+/// Gateway API `v1.Gateway`.
+pub static GATEWAY: Schema = Schema::kube(
+    "v1.Gateway",
+    "*v1.Gateway",
+    &[
+        always("TypeMeta", "", Inline(&TYPE_META)),
+        f("ObjectMeta", "metadata", Struct(&OBJECT_META)),
+        always("Spec", "spec", Struct(&GATEWAY_SPEC)),
+        f("Status", "status", Opaque("v1.GatewayStatus")),
+    ],
+);
+
+/// The gateway deployment controller's `TemplateInput` minus the embedded Gateway, backed by
+/// JSON whose keys are the Go field names.
+pub static GATEWAY_INPUT: Schema = Schema::kube(
+    "gatewaycommon.TemplateInput",
+    "*gatewaycommon.TemplateInput",
+    &[
+        always("GatewayClass", "GatewayClass", Str),
+        always("DeploymentName", "DeploymentName", Str),
+        always("ServiceAccount", "ServiceAccount", Str),
+        always("Ports", "Ports", List(&SERVICE_PORT)),
+        always("ServiceType", "ServiceType", Str),
+        always("ClusterID", "ClusterID", Str),
+        always("KubeVersion", "KubeVersion", Int),
+        always("Revision", "Revision", Str),
+        always("NativeSidecars", "NativeSidecars", Bool),
+        always("ProxyUID", "ProxyUID", Int64),
+        always("ProxyGID", "ProxyGID", Int64),
+        always("CompliancePolicy", "CompliancePolicy", Str),
+        always("InfrastructureLabels", "InfrastructureLabels", StrMap),
+        always("InfrastructureAnnotations", "InfrastructureAnnotations", StrMap),
+        always("GatewayNameLabel", "GatewayNameLabel", Str),
+        always("IsEastWestGateway", "IsEastWestGateway", Bool),
+        always("ControllerLabel", "ControllerLabel", Str),
     ],
 );
