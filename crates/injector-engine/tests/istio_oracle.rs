@@ -340,3 +340,94 @@ fn render_timing() {
         );
     }
 }
+
+/// The pod templates of a workload document (Pod, Deployment, CronJob, ...).
+fn pod_templates(doc: &Json) -> Vec<Json> {
+    if doc.get("kind").and_then(Json::as_str) == Some("Pod") {
+        return vec![doc.clone()];
+    }
+    let mut out = vec![];
+    if let Some(t) = doc.pointer("/spec/template") {
+        out.push(t.clone());
+    }
+    if let Some(t) = doc.pointer("/spec/jobTemplate/spec/template") {
+        out.push(t.clone());
+    }
+    if let Some(items) = doc.get("items").and_then(Json::as_array) {
+        out.extend(items.iter().flat_map(pod_templates));
+    }
+    out
+}
+
+/// Smoke test: the chart's sidecar templates execute without error on every pod of Istio's
+/// golden corpus (default values and mesh), so no field or method the templates reach is missing.
+#[test]
+fn golden_corpus_pods_render() {
+    let shared = shared_dir();
+    if !shared.is_dir() {
+        eprintln!("shared directory {} not found; skipping", shared.display());
+        return;
+    }
+    let files = shared.join("istio/manifests/charts/istio-control/istio-discovery/files");
+    let templates: Vec<(String, gotemplate::Template)> = [
+        "injection-template.yaml",
+        "gateway-injection-template.yaml",
+        "grpc-agent.yaml",
+        "grpc-simple.yaml",
+    ]
+    .iter()
+    .map(|f| {
+        let text = format!("{}\n", std::fs::read_to_string(files.join(f)).unwrap().trim());
+        ((*f).to_string(), render::parse_template(&text).unwrap())
+    })
+    .collect();
+    let fixture = serde_json::json!({
+        "valuesFile": "istio/derived/values/default.json",
+        "meshFile": "istio/derived/mesh/default.yaml",
+        "revision": "default",
+    });
+    let corpus = shared.join("istio/pkg/kube/inject/testdata/inject");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().and_then(|e| e.to_str()) == Some("yaml")
+                && !p.to_string_lossy().ends_with(".iop.yaml")
+        })
+        .collect();
+    entries.sort();
+    let (mut rendered, mut errors) = (0, vec![]);
+    for path in entries {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(docs) = injector_core::yaml::parse_documents(&text) else {
+            continue;
+        };
+        for (_, doc) in docs {
+            for mut pod in pod_templates(&doc) {
+                if pod.pointer("/metadata/namespace").is_none()
+                    && let Some(m) = pod.get_mut("metadata").and_then(Json::as_object_mut)
+                {
+                    m.insert("namespace".into(), "default".into());
+                }
+                let mut f = fixture.clone();
+                f["pod"] = pod;
+                let data = match sidecar_data(&f, &shared) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        // An invalid proxy config annotation: rejected before rendering.
+                        eprintln!("{}: {e}", path.display());
+                        continue;
+                    }
+                };
+                for (name, t) in &templates {
+                    match t.execute(&data) {
+                        Ok(_) => rendered += 1,
+                        Err(e) => errors.push(format!("{} with {name}: {e}", path.display())),
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{rendered} renders, {} errors", errors.len());
+    assert!(errors.is_empty(), "{errors:#?}");
+}

@@ -29,6 +29,9 @@ pub mod json;
 pub mod objects;
 pub mod yaml;
 
+#[cfg(test)]
+mod tests;
+
 pub use data::{TemplateInput, sidecar_template_data};
 pub use funcs::istio_funcs;
 pub use gateway::{GatewayInput, gateway_template_data};
