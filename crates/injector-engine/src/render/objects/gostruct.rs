@@ -9,6 +9,7 @@
 //! about seventy times) cost one lookup.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -187,9 +188,19 @@ pub struct Schema {
     pub raw_json: bool,
     /// The type's `String()` method, if it has one.
     pub stringer: Option<fn(&Json) -> String>,
+    /// Field indexes by Go name, built on first use.
+    pub index: OnceLock<HashMap<&'static str, usize>>,
 }
 
 impl Schema {
+    /// The index of the field with Go name `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.index
+            .get_or_init(|| self.fields.iter().enumerate().map(|(i, f)| (f.go, i)).collect())
+            .get(name)
+            .copied()
+    }
+
     /// A Kubernetes-style struct: no getters, `encoding/json` by the schema.
     pub const fn kube(go_type: &'static str, ptr_type: &'static str, fields: &'static [Field]) -> Schema {
         Schema {
@@ -200,7 +211,20 @@ impl Schema {
             oneof_getters: &[],
             raw_json: false,
             stringer: None,
+            index: OnceLock::new(),
         }
+    }
+
+    /// The same type with `GetX` getters for its fields.
+    pub const fn with_getters(mut self) -> Schema {
+        self.getters = true;
+        self
+    }
+
+    /// The same type with a `String()` method.
+    pub const fn with_stringer(mut self, stringer: fn(&Json) -> String) -> Schema {
+        self.stringer = Some(stringer);
+        self
     }
 
     /// A protobuf message: `GetX` getters for every field plus `oneof_getters`.
@@ -218,6 +242,7 @@ impl Schema {
             oneof_getters,
             raw_json: true,
             stringer: None,
+            index: OnceLock::new(),
         }
     }
 }
@@ -488,14 +513,14 @@ impl Object for GoStruct {
     }
 
     fn has_field(&self, name: &str) -> bool {
-        self.schema.fields.iter().any(|f| f.go == name)
+        self.schema.position(name).is_some()
     }
 
     fn field(&self, name: &str) -> Option<Value> {
         if self.is_nil() {
             return None;
         }
-        let index = self.schema.fields.iter().position(|f| f.go == name)?;
+        let index = self.schema.position(name)?;
         Some(self.field_value(index))
     }
 

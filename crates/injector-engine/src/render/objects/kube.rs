@@ -160,42 +160,40 @@ pub static POD_SPEC: Schema = Schema::kube(
 );
 
 /// `metav1.ObjectMeta` (with its `GetX` accessors).
-pub static OBJECT_META: Schema = Schema {
-    getters: true,
-    ..Schema::kube(
-        "v1.ObjectMeta",
-        "*v1.ObjectMeta",
-        &[
-            f("Name", "name", Str),
-            f("GenerateName", "generateName", Str),
-            f("Namespace", "namespace", Str),
-            f("SelfLink", "selfLink", Str),
-            f("UID", "uid", Str),
-            f("ResourceVersion", "resourceVersion", Str),
-            f("Generation", "generation", Int64),
-            f("CreationTimestamp", "creationTimestamp", Time),
-            f("DeletionTimestamp", "deletionTimestamp", Opaque("*v1.Time")),
-            f(
-                "DeletionGracePeriodSeconds",
-                "deletionGracePeriodSeconds",
-                PtrInt64,
-            ),
-            f("Labels", "labels", StrMap),
-            f("Annotations", "annotations", StrMap),
-            f(
-                "OwnerReferences",
-                "ownerReferences",
-                Opaque("[]v1.OwnerReference"),
-            ),
-            f("Finalizers", "finalizers", StrList),
-            f(
-                "ManagedFields",
-                "managedFields",
-                Opaque("[]v1.ManagedFieldsEntry"),
-            ),
-        ],
-    )
-};
+pub static OBJECT_META: Schema = Schema::kube(
+    "v1.ObjectMeta",
+    "*v1.ObjectMeta",
+    &[
+        f("Name", "name", Str),
+        f("GenerateName", "generateName", Str),
+        f("Namespace", "namespace", Str),
+        f("SelfLink", "selfLink", Str),
+        f("UID", "uid", Str),
+        f("ResourceVersion", "resourceVersion", Str),
+        f("Generation", "generation", Int64),
+        f("CreationTimestamp", "creationTimestamp", Time),
+        f("DeletionTimestamp", "deletionTimestamp", Opaque("*v1.Time")),
+        f(
+            "DeletionGracePeriodSeconds",
+            "deletionGracePeriodSeconds",
+            PtrInt64,
+        ),
+        f("Labels", "labels", StrMap),
+        f("Annotations", "annotations", StrMap),
+        f(
+            "OwnerReferences",
+            "ownerReferences",
+            Opaque("[]v1.OwnerReference"),
+        ),
+        f("Finalizers", "finalizers", StrList),
+        f(
+            "ManagedFields",
+            "managedFields",
+            Opaque("[]v1.ManagedFieldsEntry"),
+        ),
+    ],
+)
+.with_getters();
 
 /// `metav1.TypeMeta`.
 pub static TYPE_META: Schema = Schema::kube(
@@ -205,14 +203,12 @@ pub static TYPE_META: Schema = Schema::kube(
 );
 
 /// `types.NamespacedName` (no `json` tags; `String()` is `namespace/name`).
-pub static NAMESPACED_NAME: Schema = Schema {
-    stringer: Some(namespaced_name_string),
-    ..Schema::kube(
-        "types.NamespacedName",
-        "*types.NamespacedName",
-        &[always("Namespace", "Namespace", Str), always("Name", "Name", Str)],
-    )
-};
+pub static NAMESPACED_NAME: Schema = Schema::kube(
+    "types.NamespacedName",
+    "*types.NamespacedName",
+    &[always("Namespace", "Namespace", Str), always("Name", "Name", Str)],
+)
+.with_stringer(namespaced_name_string);
 
 fn namespaced_name_string(json: &Json) -> String {
     let get = |k: &str| json.get(k).and_then(Json::as_str).unwrap_or("");
