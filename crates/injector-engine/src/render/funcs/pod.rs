@@ -81,9 +81,14 @@ fn container_ports(v: &Value, skip_proxy: bool) -> Result<String, String> {
     Ok(parts.join(","))
 }
 
+/// A non-empty value of a `map[string]string` (Istio treats "" as absent here).
 fn get<'a>(m: &'a Value, key: &str) -> Option<&'a str> {
     match m {
-        Value::Map(m) => m.entries.get(key).and_then(Value::as_str),
+        Value::Map(m) => m
+            .entries
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty()),
         _ => None,
     }
 }
