@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use gotemplate::Value;
 use injector_engine::render::{self, TemplateInput, sidecar_template_data};
-use injector_engine::{mesh, owner, settings};
+use injector_engine::{mesh, settings};
 use serde_json::Value as Json;
 
 fn manifest_dir() -> PathBuf {
@@ -69,26 +69,12 @@ fn sidecar_input(fixture: &Json, shared: &Path) -> Result<TemplateInput, String>
         mesh_config = mesh::apply_mesh_config(overlay, &mesh_config).map_err(|e| e.0)?;
     }
     let pod = fixture.get("pod").cloned().unwrap_or(Json::Null);
-    let annotation = injector_engine::pod::annotation(&pod, mesh::PROXY_CONFIG_ANNOTATION);
-    let proxy_config = mesh::effective_proxy_config(&mesh_config, annotation).map_err(|e| e.0)?;
-    let (proxy_image, proxy_init_image) = render::data::images(&values, &proxy_config, &pod);
-    Ok(TemplateInput {
-        owner: owner::owner_of(&pod),
-        pod: Arc::new(pod),
-        mesh: Arc::new(mesh_config),
-        proxy_config: Arc::new(proxy_config),
-        values: Value::from_json(&values),
-        revision: s("revision"),
-        native_sidecars: fixture
-            .get("nativeSidecars")
-            .and_then(Json::as_bool)
-            .unwrap_or(false),
-        compliance_policy: s("compliancePolicy"),
-        proxy_uid: 1337,
-        proxy_gid: 1337,
-        proxy_image,
-        proxy_init_image,
-    })
+    let settings = render::RenderSettings::new(mesh_config, values, &s("revision"), &s("compliancePolicy"));
+    let native = fixture
+        .get("nativeSidecars")
+        .and_then(Json::as_bool)
+        .unwrap_or(false);
+    TemplateInput::for_pod(&settings, Arc::new(pod), native, 1337, 1337).map_err(|e| e.0)
 }
 
 /// Builds the gateway template input from a `kind: gateway` fixture, as the oracle does.

@@ -15,11 +15,30 @@
 //!   protobuf enums and wrappers);
 //! - [`json`] and [`yaml`]: Go's `encoding/json` and `sigs.k8s.io/yaml` output.
 //!
+//! ## Using it
+//!
+//! Once per configuration: parse each template with [`parse_template`] and build the
+//! [`RenderSettings`]. Per admission request: [`TemplateInput::for_pod`], then
+//! [`sidecar_template_data`], then `Template::execute` (the output is the YAML to merge).
+//!
 //! ```
-//! use injector_engine::render::{parse_template, istio_funcs};
-//! let t = parse_template("{{ indent 2 \"a\\nb\" }}").unwrap();
-//! assert_eq!(t.execute(&gotemplate::Value::Nil).unwrap(), "a\n  b");
-//! # let _ = istio_funcs();
+//! use std::sync::Arc;
+//! use injector_engine::render::{RenderSettings, TemplateInput, parse_template, sidecar_template_data};
+//!
+//! let template = parse_template(
+//!     "{{ .DeploymentMeta.Name }} {{ .ProxyConfig.InterceptionMode }} {{ annotation .ObjectMeta `a` \"none\" }}",
+//! )
+//! .unwrap();
+//! let settings = RenderSettings::new(
+//!     injector_engine::mesh::default_mesh_config(),
+//!     serde_json::json!({"global": {"hub": "docker.io/istio", "tag": "1.28.0"}}),
+//!     "default",
+//!     "",
+//! );
+//! let pod = serde_json::json!({"metadata": {"name": "web", "namespace": "shop"}, "spec": {"containers": []}});
+//! let input = TemplateInput::for_pod(&settings, Arc::new(pod), false, 1337, 1337).unwrap();
+//! let out = template.execute(&sidecar_template_data(input)).unwrap();
+//! assert_eq!(out, "web REDIRECT none");
 //! ```
 
 pub mod data;
@@ -32,7 +51,7 @@ pub mod yaml;
 #[cfg(test)]
 mod tests;
 
-pub use data::{TemplateInput, sidecar_template_data};
+pub use data::{RenderSettings, TemplateInput, sidecar_template_data};
 pub use funcs::istio_funcs;
 pub use gateway::{GatewayInput, gateway_template_data};
 
