@@ -31,8 +31,12 @@ fn shared_dir() -> PathBuf {
     }
 }
 
+/// The shared oracle (`ISTIO_ORACLE_DIR` overrides it, e.g. to try a newer one).
 fn oracle_dir() -> PathBuf {
-    manifest_dir().join("../gotemplate/tests/oracle")
+    match std::env::var_os("ISTIO_ORACLE_DIR") {
+        Some(p) => PathBuf::from(p),
+        None => manifest_dir().join("../gotemplate/tests/oracle"),
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -159,6 +163,14 @@ fn load_known_failures(path: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Applies a case's `values_file` override to its fixture.
+fn with_values_file(mut fixture: Json, case: &Json) -> Json {
+    if let (Some(values), Some(f)) = (case.get("values_file"), fixture.as_object_mut()) {
+        f.insert("valuesFile".into(), values.clone());
+    }
+    fixture
+}
+
 enum Prepared {
     Run(String, Option<Value>),
     Skip(String),
@@ -167,6 +179,19 @@ enum Prepared {
 fn prepare(case: &Json, shared: &Path, have_shared: bool, fixtures: &Path) -> Prepared {
     let text = if let Some(t) = case.get("template").and_then(Json::as_str) {
         t.to_string()
+    } else if let Some(file) = case.get("template_config_file").and_then(Json::as_str) {
+        // `templates[<template_name>]` of an injector config, verbatim.
+        if !have_shared {
+            return Prepared::Skip("needs the shared dir".into());
+        }
+        let name = case.get("template_name").and_then(Json::as_str).unwrap_or("");
+        match yaml_file(&shared.join(file)) {
+            Ok(config) => match config.pointer(&format!("/templates/{name}")).and_then(Json::as_str) {
+                Some(t) => t.to_string(),
+                None => return Prepared::Skip(format!("{file}: no template {name}")),
+            },
+            Err(e) => return Prepared::Skip(e),
+        }
     } else if let Some(file) = case.get("template_file").and_then(Json::as_str) {
         if !have_shared {
             return Prepared::Skip("needs the shared dir".into());
@@ -194,7 +219,7 @@ fn prepare(case: &Json, shared: &Path, have_shared: bool, fixtures: &Path) -> Pr
                 Ok(f) => f,
                 Err(e) => return Prepared::Skip(e),
             };
-            match sidecar_data(&fixture, shared) {
+            match sidecar_data(&with_values_file(fixture, case), shared) {
                 Ok(data) => Prepared::Run(text, Some(data)),
                 Err(e) => Prepared::Run(format!("fixture error: {e}"), None),
             }
@@ -208,7 +233,7 @@ fn prepare(case: &Json, shared: &Path, have_shared: bool, fixtures: &Path) -> Pr
                 Ok(f) => f,
                 Err(e) => return Prepared::Skip(e),
             };
-            match gateway_data(&fixture, shared) {
+            match gateway_data(&with_values_file(fixture, case), shared) {
                 Ok(data) => Prepared::Run(text, Some(data)),
                 Err(e) => Prepared::Run(format!("fixture error: {e}"), None),
             }
