@@ -186,7 +186,10 @@ fn prepare(case: &Json, shared: &Path, have_shared: bool, fixtures: &Path) -> Pr
         }
         let name = case.get("template_name").and_then(Json::as_str).unwrap_or("");
         match yaml_file(&shared.join(file)) {
-            Ok(config) => match config.pointer(&format!("/templates/{name}")).and_then(Json::as_str) {
+            Ok(config) => match config
+                .pointer(&format!("/templates/{name}"))
+                .and_then(Json::as_str)
+            {
                 Some(t) => t.to_string(),
                 None => return Prepared::Skip(format!("{file}: no template {name}")),
             },
@@ -302,6 +305,11 @@ fn istio_oracle() {
                 (false, true) => known_failed += 1,
                 (false, false) => {
                     failed += 1;
+                    if let Some(d) = std::env::var_os("ORACLE_DUMP_DIR") {
+                        let base = PathBuf::from(d).join(name.replace('/', "__"));
+                        let _ = std::fs::write(base.with_extension("want"), &want.output);
+                        let _ = std::fs::write(base.with_extension("got"), &got.output);
+                    }
                     eprintln!(
                         "FAIL {name}\n  want: {:?} {:?}\n  got:  {:?} {:?}",
                         want.error, want.output, got.error, got.output

@@ -318,7 +318,13 @@ impl GoStruct {
             return;
         }
         if self.schema.raw_json {
-            out.push_str(&go_json_of_raw(self.json()));
+            // Istio's API types marshal themselves as protobuf JSON (`MarshalJSON`).
+            super::protojson::write_proto_json(out, self.schema, self.json());
+            return;
+        }
+        if super::k8sjson::struct_fields(self.schema.go_type).is_some() {
+            // A Kubernetes or Gateway API type: the generated table has every field.
+            super::k8sjson::write_k8s(out, self.schema.go_type, self.node.as_ref().map(JsonRef::get));
             return;
         }
         out.push('{');
@@ -377,7 +383,8 @@ fn is_empty(kind: Kind, node: Option<&JsonRef>) -> bool {
     let Some(node) = node else {
         // Absent: the zero value. Struct values are never empty.
         return match kind {
-            Kind::Struct(_) | Kind::Inline(_) | Kind::Time => false,
+            // `metav1.Time` fields are `omitzero` in current Kubernetes.
+            Kind::Struct(_) | Kind::Inline(_) => false,
             Kind::Opaque(t) => pointer_like(t),
             _ => true,
         };
@@ -549,7 +556,9 @@ impl Object for GoStruct {
             } else if std::ptr::eq(self.schema, &super::mesh::PROXY_CONFIG) {
                 crate::mesh::proto_to_json(self.json())
             } else {
-                go_json_of_raw(self.json())
+                let mut text = String::new();
+                super::protojson::write_proto_json(&mut text, self.schema, self.json());
+                text
             }));
         }
         if name == RAW_JSON_METHOD {
@@ -647,6 +656,11 @@ impl Object for Opaque {
     }
 
     fn call_method(&self, _name: &str, _args: &[Value]) -> Result<Value, String> {
+        if super::k8sjson::known(self.type_name) {
+            let mut out = String::new();
+            super::k8sjson::write_k8s(&mut out, self.type_name, self.node.as_ref().map(JsonRef::get));
+            return Ok(Value::str(out));
+        }
         Ok(Value::str(match &self.node {
             Some(n) => go_json_of_raw(n.get()),
             None if self.type_name.starts_with('*')

@@ -50,6 +50,32 @@ static ACCESS_LOG_ENCODING: EnumType = EnumType {
     values: &[("TEXT", 0), ("JSON", 1)],
 };
 
+static INBOUND_MODE: EnumType = EnumType {
+    go_type: "v1alpha1.MeshConfig_InboundTrafficPolicy_Mode",
+    values: &[("PASSTHROUGH", 0), ("LOCALHOST", 1)],
+};
+
+static OUTBOUND_MODE: EnumType = EnumType {
+    go_type: "v1alpha1.MeshConfig_OutboundTrafficPolicy_Mode",
+    values: &[("REGISTRY_ONLY", 0), ("ALLOW_ANY", 1)],
+};
+
+/// `v1alpha1.MeshConfig_InboundTrafficPolicy`.
+pub static INBOUND_TRAFFIC_POLICY: Schema = Schema::proto(
+    "v1alpha1.MeshConfig_InboundTrafficPolicy",
+    "*v1alpha1.MeshConfig_InboundTrafficPolicy",
+    &[f("Mode", "mode", Enum(&INBOUND_MODE))],
+    &[],
+);
+
+/// `v1alpha1.MeshConfig_OutboundTrafficPolicy`.
+pub static OUTBOUND_TRAFFIC_POLICY: Schema = Schema::proto(
+    "v1alpha1.MeshConfig_OutboundTrafficPolicy",
+    "*v1alpha1.MeshConfig_OutboundTrafficPolicy",
+    &[f("Mode", "mode", Enum(&OUTBOUND_MODE))],
+    &[],
+);
+
 static H2_UPGRADE_POLICY: EnumType = EnumType {
     go_type: "v1alpha1.MeshConfig_H2UpgradePolicy",
     values: &[("DO_NOT_UPGRADE", 0), ("UPGRADE", 1)],
@@ -69,14 +95,49 @@ pub static EXTENSION_PROVIDER: Schema = Schema::proto(
     ],
     &[
         f(
-            "Opentelemetry",
-            "opentelemetry",
-            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_OpenTelemetryTracingProvider"),
+            "EnvoyExtAuthzHttp",
+            "envoyExtAuthzHttp",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyExternalAuthorizationHttpProvider"),
+        ),
+        f(
+            "EnvoyExtAuthzGrpc",
+            "envoyExtAuthzGrpc",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyExternalAuthorizationGrpcProvider"),
         ),
         f(
             "Zipkin",
             "zipkin",
             Opaque("*v1alpha1.MeshConfig_ExtensionProvider_ZipkinTracingProvider"),
+        ),
+        f(
+            "Lightstep",
+            "lightstep",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_LightstepTracingProvider"),
+        ),
+        f(
+            "Datadog",
+            "datadog",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_DatadogTracingProvider"),
+        ),
+        f(
+            "Stackdriver",
+            "stackdriver",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_StackdriverProvider"),
+        ),
+        f(
+            "Opencensus",
+            "opencensus",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_OpenCensusAgentTracingProvider"),
+        ),
+        f(
+            "Skywalking",
+            "skywalking",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_SkyWalkingTracingProvider"),
+        ),
+        f(
+            "Opentelemetry",
+            "opentelemetry",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_OpenTelemetryTracingProvider"),
         ),
         f(
             "Prometheus",
@@ -87,6 +148,26 @@ pub static EXTENSION_PROVIDER: Schema = Schema::proto(
             "EnvoyFileAccessLog",
             "envoyFileAccessLog",
             Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyFileAccessLogProvider"),
+        ),
+        f(
+            "EnvoyHttpAls",
+            "envoyHttpAls",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyHttpGrpcV3LogProvider"),
+        ),
+        f(
+            "EnvoyTcpAls",
+            "envoyTcpAls",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyTcpGrpcV3LogProvider"),
+        ),
+        f(
+            "EnvoyOtelAls",
+            "envoyOtelAls",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyOpenTelemetryLogProvider"),
+        ),
+        f(
+            "Sds",
+            "sds",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_SDSProvider"),
         ),
     ],
 );
@@ -279,12 +360,12 @@ pub static MESH_CONFIG: Schema = Schema::proto(
         f(
             "OutboundTrafficPolicy",
             "outboundTrafficPolicy",
-            Opaque("*v1alpha1.MeshConfig_OutboundTrafficPolicy"),
+            Ptr(&OUTBOUND_TRAFFIC_POLICY),
         ),
         f(
             "InboundTrafficPolicy",
             "inboundTrafficPolicy",
-            Opaque("*v1alpha1.MeshConfig_InboundTrafficPolicy"),
+            Ptr(&INBOUND_TRAFFIC_POLICY),
         ),
         f(
             "ConfigSources",
