@@ -63,7 +63,12 @@ for path, pkg in SOURCES:
                 elif em:
                     tag = re.search(r'json:"([^"]*)"', em.group(2))
                     parts = tag.group(1).split(",") if tag else [""]
-                    fields.append(("", qualify(em.group(1), pkg), False, False, True))
+                    if parts[0]:
+                        # Embedded with its own JSON name (ObjectMeta as "metadata").
+                        fields.append((parts[0], qualify(em.group(1), pkg),
+                                       "omitempty" in parts[1:], "omitzero" in parts[1:], False))
+                    else:
+                        fields.append(("", qualify(em.group(1), pkg), False, False, True))
             structs[f"{pkg}.{name}"] = fields
         elif not rest.startswith("interface") and not rest.startswith("func") and "=" not in rest.split()[0]:
             aliases[f"{pkg}.{name}"] = qualify(rest.split()[0].rstrip("{"), pkg)

@@ -42,6 +42,9 @@ const OWN: &[&str] = &[
     "ProxyConfig",
     "MeshConfig",
     "Values",
+    // The embedded structs themselves, by their type names.
+    "TemplateInput",
+    "Gateway",
 ];
 
 #[derive(Debug)]
@@ -86,6 +89,8 @@ impl GatewayTemplateData {
                 Some(JsonRef::root(i.mesh.clone())),
             )),
             "Values" => i.values.clone(),
+            "TemplateInput" => Value::Object(self.embedded[0].clone()),
+            "Gateway" => Value::Object(self.embedded[1].clone()),
             _ => Value::Missing,
         }
     }

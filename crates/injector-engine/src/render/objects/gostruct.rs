@@ -113,6 +113,9 @@ pub enum Kind {
     Ptr(&'static Schema),
     /// An embedded struct whose JSON is inlined in the parent's (`TypeMeta` in objects).
     Inline(&'static Schema),
+    /// An embedded struct with its own JSON key whose fields are promoted (`ObjectMeta` as
+    /// `metadata` in objects).
+    Embedded(&'static Schema),
     /// A slice of struct values.
     List(&'static Schema),
     /// A slice of struct pointers.
@@ -122,6 +125,8 @@ pub enum Kind {
     Opaque(&'static str),
     /// `metav1.Time` (marshals as `null` when zero).
     Time,
+    /// `intstr.IntOrString` (prints its value; `.IntValue`).
+    IntOrString,
     /// A protobuf enum.
     Enum(&'static EnumType),
     /// A protobuf well-known wrapper or duration.
@@ -169,6 +174,9 @@ pub const fn always(go: &'static str, json: &'static str, kind: Kind) -> Field {
     }
 }
 
+/// A zero-argument method: its name and implementation.
+pub type Method = (&'static str, fn(&GoStruct) -> Value);
+
 /// A Go struct type.
 #[derive(Debug)]
 pub struct Schema {
@@ -190,6 +198,8 @@ pub struct Schema {
     pub stringer: Option<fn(&Json) -> String>,
     /// Field indexes by Go name, built on first use.
     pub index: OnceLock<HashMap<&'static str, usize>>,
+    /// Other zero-argument methods (`GroupVersionKind`, `GetObjectKind`).
+    pub methods: &'static [Method],
 }
 
 impl Schema {
@@ -212,12 +222,19 @@ impl Schema {
             raw_json: false,
             stringer: None,
             index: OnceLock::new(),
+            methods: &[],
         }
     }
 
     /// The same type with `GetX` getters for its fields.
     pub const fn with_getters(mut self) -> Schema {
         self.getters = true;
+        self
+    }
+
+    /// The same type with extra zero-argument methods.
+    pub const fn with_methods(mut self, methods: &'static [Method]) -> Schema {
+        self.methods = methods;
         self
     }
 
@@ -243,6 +260,7 @@ impl Schema {
             raw_json: true,
             stringer: None,
             index: OnceLock::new(),
+            methods: &[],
         }
     }
 }
@@ -281,8 +299,27 @@ impl GoStruct {
         }
     }
 
-    fn json(&self) -> &Json {
+    /// The JSON behind the struct (`Null` for a nil pointer).
+    pub fn json(&self) -> &Json {
         self.node.as_ref().map_or(&Json::Null, JsonRef::get)
+    }
+
+    /// The reference to the JSON behind the struct.
+    pub fn node(&self) -> Option<&JsonRef> {
+        self.node.as_ref()
+    }
+
+    /// The embedded struct that has the (promoted) field `name`.
+    fn promoted(&self, name: &str) -> Option<GoStruct> {
+        self.schema.fields.iter().find_map(|f| {
+            let (inner, node) = match f.kind {
+                Kind::Inline(inner) => (inner, self.node.clone()),
+                Kind::Embedded(inner) => (inner, self.child(f)),
+                _ => return None,
+            };
+            let embedded = GoStruct::new(inner, node, false);
+            embedded.has_field(name).then_some(embedded)
+        })
     }
 
     fn child(&self, field: &Field) -> Option<JsonRef> {
@@ -384,7 +421,7 @@ fn is_empty(kind: Kind, node: Option<&JsonRef>) -> bool {
         // Absent: the zero value. Struct values are never empty.
         return match kind {
             // `metav1.Time` fields are `omitzero` in current Kubernetes.
-            Kind::Struct(_) | Kind::Inline(_) => false,
+            Kind::Struct(_) | Kind::Inline(_) | Kind::Embedded(_) => false,
             Kind::Opaque(t) => pointer_like(t),
             _ => true,
         };
@@ -419,7 +456,7 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
                 .map(|a| a.iter().map(|s| Value::str(s.as_str().unwrap_or(""))).collect())
                 .unwrap_or_default(),
         ),
-        Kind::Struct(s) | Kind::Inline(s) => Value::object(GoStruct::value(s, node)),
+        Kind::Struct(s) | Kind::Inline(s) | Kind::Embedded(s) => Value::object(GoStruct::value(s, node)),
         Kind::Ptr(s) => Value::object(GoStruct::pointer(s, node)),
         Kind::List(s) => Value::list(
             node.map(|n| n.items())
@@ -450,6 +487,7 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
             None => Value::object(Opaque::new(t, node)),
         },
         Kind::Time => Value::object(Opaque::new("v1.Time", node)),
+        Kind::IntOrString => Value::object(IntOrString(json.cloned())),
         Kind::Enum(t) => Value::object(Enum::from_json(t, json)),
         Kind::Wrapper(w) => Value::object(Wrapper::new(w, json.cloned())),
         Kind::PtrStr => match json.and_then(Json::as_str) {
@@ -520,15 +558,17 @@ impl Object for GoStruct {
     }
 
     fn has_field(&self, name: &str) -> bool {
-        self.schema.position(name).is_some()
+        self.schema.position(name).is_some() || self.promoted(name).is_some()
     }
 
     fn field(&self, name: &str) -> Option<Value> {
         if self.is_nil() {
             return None;
         }
-        let index = self.schema.position(name)?;
-        Some(self.field_value(index))
+        match self.schema.position(name) {
+            Some(index) => Some(self.field_value(index)),
+            None => self.promoted(name)?.field(name),
+        }
     }
 
     fn method_arity(&self, name: &str) -> Option<usize> {
@@ -537,6 +577,7 @@ impl Object for GoStruct {
             || self.getter(name).is_some()
             || (name == PROTO_JSON_METHOD && self.schema.raw_json)
             || (name == "String" && self.schema.stringer.is_some())
+            || self.schema.methods.iter().any(|(m, _)| *m == name)
         {
             Some(0)
         } else {
@@ -570,6 +611,9 @@ impl Object for GoStruct {
         }
         if name == "String" {
             return Ok(Value::str(self.string().unwrap_or_default()));
+        }
+        if let Some((_, method)) = self.schema.methods.iter().find(|(m, _)| *m == name) {
+            return Ok(method(self));
         }
         let field = self.getter(name).ok_or_else(|| format!("no method {name}"))?;
         if let Some(index) = self.schema.fields.iter().position(|f| std::ptr::eq(f, field)) {
@@ -696,5 +740,73 @@ impl Object for NilScalar {
 
     fn to_data(&self) -> Option<Value> {
         Some(Value::Nil)
+    }
+}
+
+/// `intstr.IntOrString`: prints its value; `.IntValue` gives the integer (0 for a non-numeric
+/// string, like Go's `Atoi` failure).
+#[derive(Debug)]
+pub struct IntOrString(Option<Json>);
+
+impl IntOrString {
+    fn text(&self) -> String {
+        match &self.0 {
+            Some(Json::String(s)) => s.clone(),
+            Some(Json::Number(n)) => n.to_string(),
+            _ => "0".to_string(),
+        }
+    }
+}
+
+impl Object for IntOrString {
+    fn type_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("intstr.IntOrString")
+    }
+
+    fn kind(&self) -> ObjectKind {
+        ObjectKind::Struct
+    }
+
+    fn has_field(&self, name: &str) -> bool {
+        matches!(name, "Type" | "IntVal" | "StrVal")
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        let is_str = matches!(self.0, Some(Json::String(_)));
+        Some(match name {
+            "Type" => Value::Int(i64::from(is_str), IntType::Int64),
+            "IntVal" => Value::Int(
+                if is_str {
+                    0
+                } else {
+                    self.text().parse().unwrap_or(0)
+                },
+                IntType::Int32,
+            ),
+            "StrVal" => Value::str(if is_str { self.text() } else { String::new() }),
+            _ => return None,
+        })
+    }
+
+    fn method_arity(&self, name: &str) -> Option<usize> {
+        matches!(name, "String" | "IntValue").then_some(0)
+    }
+
+    fn call_method(&self, name: &str, _args: &[Value]) -> Result<Value, String> {
+        Ok(match name {
+            "IntValue" => Value::int(self.text().parse().unwrap_or(0)),
+            _ => Value::str(self.text()),
+        })
+    }
+
+    fn string(&self) -> Option<String> {
+        Some(self.text())
+    }
+
+    fn to_data(&self) -> Option<Value> {
+        Some(match &self.0 {
+            Some(j) => Value::from_json(j),
+            None => Value::Int(0, IntType::Int),
+        })
     }
 }

@@ -85,7 +85,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "gwv1.Gateway",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "gwv1.GatewaySpec", false, false, false),
             ("status", "gwv1.GatewayStatus", true, true, false),
         ],
@@ -124,7 +124,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "gwv1.GatewayList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]gwv1.Gateway", false, false, false),
         ],
     ),
@@ -292,7 +292,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "gwv1.HTTPRoute",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "gwv1.HTTPRouteSpec", false, false, false),
             ("status", "gwv1.HTTPRouteStatus", true, false, false),
         ],
@@ -339,7 +339,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "gwv1.HTTPRouteList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]gwv1.HTTPRoute", false, false, false),
         ],
     ),
@@ -723,7 +723,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "metav1.List",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]runtime.RawExtension", false, false, false),
         ],
     ),
@@ -813,14 +813,14 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "metav1.PartialObjectMetadata",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
         ],
     ),
     (
         "metav1.PartialObjectMetadataList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]metav1.PartialObjectMetadata", false, false, false),
         ],
     ),
@@ -854,7 +854,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "metav1.Status",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("status", "string", true, false, false),
             ("message", "string", true, false, false),
             ("reason", "metav1.StatusReason", true, false, false),
@@ -885,7 +885,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "metav1.Table",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             (
                 "columnDefinitions",
                 "[]metav1.TableColumnDefinition",
@@ -1014,7 +1014,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.Binding",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("target", "v1.ObjectReference", false, false, false),
         ],
     ),
@@ -1135,7 +1135,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ComponentStatus",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("conditions", "[]v1.ComponentCondition", true, false, false),
         ],
     ),
@@ -1143,7 +1143,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ComponentStatusList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.ComponentStatus", false, false, false),
         ],
     ),
@@ -1151,7 +1151,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ConfigMap",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("immutable", "*bool", true, false, false),
             ("data", "map[string]string", true, false, false),
             ("binaryData", "map[string][]byte", true, false, false),
@@ -1176,7 +1176,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ConfigMapList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.ConfigMap", false, false, false),
         ],
     ),
@@ -1438,7 +1438,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.Endpoints",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("subsets", "[]v1.EndpointSubset", true, false, false),
         ],
     ),
@@ -1446,7 +1446,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.EndpointsList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.Endpoints", false, false, false),
         ],
     ),
@@ -1545,7 +1545,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.Event",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", false, false, false),
             ("involvedObject", "v1.ObjectReference", false, false, false),
             ("reason", "string", true, false, false),
             ("message", "string", true, false, false),
@@ -1566,7 +1566,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.EventList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.Event", false, false, false),
         ],
     ),
@@ -1776,7 +1776,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.LimitRange",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.LimitRangeSpec", true, false, false),
         ],
     ),
@@ -1795,7 +1795,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.LimitRangeList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.LimitRange", false, false, false),
         ],
     ),
@@ -1860,7 +1860,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.Namespace",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.NamespaceSpec", true, false, false),
             ("status", "v1.NamespaceStatus", true, false, false),
         ],
@@ -1879,7 +1879,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.NamespaceList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.Namespace", false, false, false),
         ],
     ),
@@ -1898,7 +1898,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.Node",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.NodeSpec", true, false, false),
             ("status", "v1.NodeStatus", true, false, false),
         ],
@@ -1979,7 +1979,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.NodeList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.Node", false, false, false),
         ],
     ),
@@ -2100,7 +2100,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.PersistentVolume",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.PersistentVolumeSpec", true, false, false),
             ("status", "v1.PersistentVolumeStatus", true, false, false),
         ],
@@ -2109,7 +2109,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.PersistentVolumeClaim",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.PersistentVolumeClaimSpec", true, false, false),
             ("status", "v1.PersistentVolumeClaimStatus", true, false, false),
         ],
@@ -2135,7 +2135,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.PersistentVolumeClaimList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.PersistentVolumeClaim", false, false, false),
         ],
     ),
@@ -2193,7 +2193,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
     (
         "v1.PersistentVolumeClaimTemplate",
         &[
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.PersistentVolumeClaimSpec", false, false, false),
         ],
     ),
@@ -2208,7 +2208,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.PersistentVolumeList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.PersistentVolume", false, false, false),
         ],
     ),
@@ -2328,7 +2328,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.Pod",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.PodSpec", true, false, false),
             ("status", "v1.PodStatus", true, false, false),
         ],
@@ -2462,7 +2462,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.PodList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.Pod", false, false, false),
         ],
     ),
@@ -2692,7 +2692,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.PodStatusResult",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("status", "v1.PodStatus", true, false, false),
         ],
     ),
@@ -2700,7 +2700,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.PodTemplate",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("template", "v1.PodTemplateSpec", true, false, false),
         ],
     ),
@@ -2708,14 +2708,14 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.PodTemplateList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.PodTemplate", false, false, false),
         ],
     ),
     (
         "v1.PodTemplateSpec",
         &[
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.PodSpec", true, false, false),
         ],
     ),
@@ -2821,7 +2821,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.RangeAllocation",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("range", "string", false, false, false),
             ("data", "[]byte", false, false, false),
         ],
@@ -2830,7 +2830,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ReplicationController",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.ReplicationControllerSpec", true, false, false),
             ("status", "v1.ReplicationControllerStatus", true, false, false),
         ],
@@ -2855,7 +2855,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ReplicationControllerList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.ReplicationController", false, false, false),
         ],
     ),
@@ -2912,7 +2912,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ResourceQuota",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.ResourceQuotaSpec", true, false, false),
             ("status", "v1.ResourceQuotaStatus", true, false, false),
         ],
@@ -2921,7 +2921,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ResourceQuotaList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.ResourceQuota", false, false, false),
         ],
     ),
@@ -3023,7 +3023,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.Secret",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("immutable", "*bool", true, false, false),
             ("data", "map[string][]byte", true, false, false),
             ("stringData", "map[string]string", true, false, false),
@@ -3049,7 +3049,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.SecretList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.Secret", false, false, false),
         ],
     ),
@@ -3111,7 +3111,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.Service",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("spec", "v1.ServiceSpec", true, false, false),
             ("status", "v1.ServiceStatus", true, false, false),
         ],
@@ -3120,7 +3120,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ServiceAccount",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ObjectMeta", false, false, true),
+            ("metadata", "metav1.ObjectMeta", true, false, false),
             ("secrets", "[]v1.ObjectReference", true, false, false),
             (
                 "imagePullSecrets",
@@ -3136,7 +3136,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ServiceAccountList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.ServiceAccount", false, false, false),
         ],
     ),
@@ -3152,7 +3152,7 @@ pub static STRUCTS: &[(&str, &[FieldDef])] = &[
         "v1.ServiceList",
         &[
             ("", "metav1.TypeMeta", false, false, true),
-            ("", "metav1.ListMeta", false, false, true),
+            ("metadata", "metav1.ListMeta", true, false, false),
             ("items", "[]v1.Service", false, false, false),
         ],
     ),

@@ -1,16 +1,18 @@
 //! Kubernetes types the templates walk (`k8s.io/api/core/v1`, `metav1`, `types`), as schemas
 //! for [`GoStruct`](super::gostruct::GoStruct): Go field names and order, `json` tags and
-//! `omitempty`, so `structToJSON` writes what Go's `encoding/json` writes. Types the templates
-//! only pass through (probes, env vars, volumes) are opaque: their JSON is used as is (a pod
-//! from the API server is already Go-marshalled, so its key order is Go's).
+//! `omitempty`. Types the templates only pass through (env vars, volumes) are opaque; all of
+//! them are marshalled exactly through the generated table ([`k8sjson`](super::k8sjson)).
 
+use std::sync::Arc;
+
+use gotemplate::Value;
 use serde_json::Value as Json;
 
 use super::gostruct::Kind::{
-    Bool, Inline, Int, Int32, Int64, List, Opaque, PtrBool, PtrInt32, PtrInt64, PtrStr, Str, StrList, StrMap,
-    Struct, Time,
+    Bool, Embedded, Inline, Int, Int32, Int64, IntOrString, List, Opaque, Ptr, PtrBool, PtrInt32, PtrInt64,
+    PtrStr, Str, StrList, StrMap, Struct, Time,
 };
-use super::gostruct::{Schema, always, f};
+use super::gostruct::{GoStruct, JsonRef, Schema, always, f};
 
 /// `v1.ContainerPort`.
 pub static CONTAINER_PORT: Schema = Schema::kube(
@@ -52,9 +54,9 @@ pub static CONTAINER: Schema = Schema::kube(
         ),
         f("VolumeMounts", "volumeMounts", Opaque("[]v1.VolumeMount")),
         f("VolumeDevices", "volumeDevices", Opaque("[]v1.VolumeDevice")),
-        f("LivenessProbe", "livenessProbe", Opaque("*v1.Probe")),
-        f("ReadinessProbe", "readinessProbe", Opaque("*v1.Probe")),
-        f("StartupProbe", "startupProbe", Opaque("*v1.Probe")),
+        f("LivenessProbe", "livenessProbe", Ptr(&PROBE)),
+        f("ReadinessProbe", "readinessProbe", Ptr(&PROBE)),
+        f("StartupProbe", "startupProbe", Ptr(&PROBE)),
         f("Lifecycle", "lifecycle", Opaque("*v1.Lifecycle")),
         f("TerminationMessagePath", "terminationMessagePath", Str),
         f("TerminationMessagePolicy", "terminationMessagePolicy", Str),
@@ -180,11 +182,7 @@ pub static OBJECT_META: Schema = Schema::kube(
         ),
         f("Labels", "labels", StrMap),
         f("Annotations", "annotations", StrMap),
-        f(
-            "OwnerReferences",
-            "ownerReferences",
-            Opaque("[]v1.OwnerReference"),
-        ),
+        f("OwnerReferences", "ownerReferences", List(&OWNER_REFERENCE)),
         f("Finalizers", "finalizers", StrList),
         f(
             "ManagedFields",
@@ -195,11 +193,128 @@ pub static OBJECT_META: Schema = Schema::kube(
 )
 .with_getters();
 
-/// `metav1.TypeMeta`.
+/// `metav1.TypeMeta` (with `GroupVersionKind` and `GetObjectKind`).
 pub static TYPE_META: Schema = Schema::kube(
     "v1.TypeMeta",
     "*v1.TypeMeta",
     &[f("Kind", "kind", Str), f("APIVersion", "apiVersion", Str)],
+)
+.with_methods(&[
+    ("GroupVersionKind", group_version_kind),
+    ("GetObjectKind", get_object_kind),
+]);
+
+fn group_version_kind(t: &GoStruct) -> Value {
+    let json = t.json();
+    let get = |k: &str| json.get(k).and_then(Json::as_str).unwrap_or("");
+    let (group, version) = match get("apiVersion").split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", get("apiVersion")),
+    };
+    let gvk = serde_json::json!({"Group": group, "Version": version, "Kind": get("kind")});
+    Value::object(GoStruct::value(
+        &GROUP_VERSION_KIND,
+        Some(JsonRef::root(Arc::new(gvk))),
+    ))
+}
+
+fn get_object_kind(t: &GoStruct) -> Value {
+    Value::object(GoStruct::pointer(&TYPE_META, t.node().cloned()))
+}
+
+/// `schema.GroupVersionKind`.
+pub static GROUP_VERSION_KIND: Schema = Schema::kube(
+    "schema.GroupVersionKind",
+    "*schema.GroupVersionKind",
+    &[
+        always("Group", "Group", Str),
+        always("Version", "Version", Str),
+        always("Kind", "Kind", Str),
+    ],
+)
+.with_stringer(gvk_string);
+
+fn gvk_string(json: &Json) -> String {
+    let get = |k: &str| json.get(k).and_then(Json::as_str).unwrap_or("");
+    let gv = if get("Group").is_empty() {
+        get("Version").to_string()
+    } else {
+        format!("{}/{}", get("Group"), get("Version"))
+    };
+    format!("{gv}, Kind={}", get("Kind"))
+}
+
+/// `metav1.OwnerReference`.
+pub static OWNER_REFERENCE: Schema = Schema::kube(
+    "v1.OwnerReference",
+    "*v1.OwnerReference",
+    &[
+        always("APIVersion", "apiVersion", Str),
+        always("Kind", "kind", Str),
+        always("Name", "name", Str),
+        always("UID", "uid", Str),
+        f("Controller", "controller", PtrBool),
+        f("BlockOwnerDeletion", "blockOwnerDeletion", PtrBool),
+    ],
+);
+
+/// `v1.Probe` (the handler is embedded: `.HTTPGet` is promoted).
+pub static PROBE: Schema = Schema::kube(
+    "v1.Probe",
+    "*v1.Probe",
+    &[
+        always("ProbeHandler", "", Inline(&PROBE_HANDLER)),
+        f("InitialDelaySeconds", "initialDelaySeconds", Int32),
+        f("TimeoutSeconds", "timeoutSeconds", Int32),
+        f("PeriodSeconds", "periodSeconds", Int32),
+        f("SuccessThreshold", "successThreshold", Int32),
+        f("FailureThreshold", "failureThreshold", Int32),
+        f(
+            "TerminationGracePeriodSeconds",
+            "terminationGracePeriodSeconds",
+            PtrInt64,
+        ),
+    ],
+);
+
+/// `v1.ProbeHandler`.
+pub static PROBE_HANDLER: Schema = Schema::kube(
+    "v1.ProbeHandler",
+    "*v1.ProbeHandler",
+    &[
+        f("Exec", "exec", Opaque("*v1.ExecAction")),
+        f("HTTPGet", "httpGet", Ptr(&HTTP_GET_ACTION)),
+        f("TCPSocket", "tcpSocket", Opaque("*v1.TCPSocketAction")),
+        f("GRPC", "grpc", Opaque("*v1.GRPCAction")),
+    ],
+);
+
+/// `v1.HTTPGetAction`.
+pub static HTTP_GET_ACTION: Schema = Schema::kube(
+    "v1.HTTPGetAction",
+    "*v1.HTTPGetAction",
+    &[
+        f("Path", "path", Str),
+        always("Port", "port", IntOrString),
+        f("Host", "host", Str),
+        f("Scheme", "scheme", Str),
+        f("HTTPHeaders", "httpHeaders", Opaque("[]v1.HTTPHeader")),
+    ],
+);
+
+/// Gateway API `v1.GatewayInfrastructure`.
+pub static GATEWAY_INFRASTRUCTURE: Schema = Schema::kube(
+    "v1.GatewayInfrastructure",
+    "*v1.GatewayInfrastructure",
+    &[
+        f("Labels", "labels", StrMap),
+        f("Annotations", "annotations", StrMap),
+        f(
+            "ParametersRef",
+            "parametersRef",
+            Opaque("*v1.LocalParametersReference"),
+        ),
+    ],
 );
 
 /// `types.NamespacedName` (no `json` tags; `String()` is `namespace/name`).
@@ -251,11 +366,7 @@ pub static GATEWAY_SPEC: Schema = Schema::kube(
         always("GatewayClassName", "gatewayClassName", Str),
         always("Listeners", "listeners", List(&LISTENER)),
         f("Addresses", "addresses", Opaque("[]v1.GatewaySpecAddress")),
-        f(
-            "Infrastructure",
-            "infrastructure",
-            Opaque("*v1.GatewayInfrastructure"),
-        ),
+        f("Infrastructure", "infrastructure", Ptr(&GATEWAY_INFRASTRUCTURE)),
         f(
             "AllowedListeners",
             "allowedListeners",
@@ -272,7 +383,7 @@ pub static GATEWAY: Schema = Schema::kube(
     "*v1.Gateway",
     &[
         always("TypeMeta", "", Inline(&TYPE_META)),
-        f("ObjectMeta", "metadata", Struct(&OBJECT_META)),
+        f("ObjectMeta", "metadata", Embedded(&OBJECT_META)),
         always("Spec", "spec", Struct(&GATEWAY_SPEC)),
         f("Status", "status", Opaque("v1.GatewayStatus")),
     ],
