@@ -1,5 +1,5 @@
 //! Kubernetes types the templates walk (`k8s.io/api/core/v1`, `metav1`, `types`), as schemas
-//! for [`GoStruct`](super::gostruct::GoStruct): Go field names and order, `json` tags and
+//! for [`GoStruct`]: Go field names and order, `json` tags and
 //! `omitempty`. Types the templates only pass through (env vars, volumes) are opaque; all of
 //! them are marshalled exactly through the generated table ([`k8sjson`](super::k8sjson)).
 
