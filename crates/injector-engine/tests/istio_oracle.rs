@@ -99,8 +99,10 @@ fn gateway_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
     }
     let proxy_config = mesh::effective_proxy_config(&mesh_config, None).map_err(|e| e.0)?;
     let (proxy_image, _) = render::data::images(&values, &proxy_config, &gateway);
-    let annotation =
-        injector_engine::pod::annotation(&gateway, injector_engine::images::PROXY_IMAGE_TYPE_ANNOTATION);
+    let annotation = injector_engine::pod::annotation(
+        &gateway,
+        injector_engine::images::AGENTGATEWAY_IMAGE_TYPE_ANNOTATION,
+    );
     let image_type = proxy_config
         .get("image")
         .map(|i| i.get("imageType").and_then(Json::as_str).unwrap_or(""));
