@@ -46,6 +46,24 @@ pub fn proxy_init_image(values: &Value, annotation: Option<&str>) -> String {
     image_url(global, name, image_type)
 }
 
+/// The annotation overriding the agentgateway image type for one Gateway.
+pub const AGENTGATEWAY_IMAGE_TYPE_ANNOTATION: &str = "gateway.istio.io/agentgatewayImage";
+
+/// The agentgateway image for the gateway templates (Istio's `AgentgatewayImage`): always named
+/// `agentgateway`; typed by the ProxyConfig `image` when set, else `global.variant`, with the
+/// Gateway annotation `gateway.istio.io/agentgatewayImage` overriding both.
+pub fn agentgateway_image(
+    values: &Value,
+    proxy_config_image_type: Option<&str>,
+    annotation: Option<&str>,
+) -> String {
+    let global = values.get("global").unwrap_or(&Value::Null);
+    let image_type = annotation
+        .or(proxy_config_image_type)
+        .unwrap_or_else(|| string_at(global, &["variant"]).unwrap_or(""));
+    image_url(global, "agentgateway", image_type)
+}
+
 fn image_url(global: &Value, name: &str, image_type: &str) -> String {
     let hub = string_at(global, &["hub"]).unwrap_or("");
     let tag = match global.get("tag") {

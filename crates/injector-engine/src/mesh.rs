@@ -142,6 +142,9 @@ pub fn default_mesh_config() -> Value {
         "trustDomain": "cluster.local",
         "trustDomainAliases": [],
         "enableAutoMtls": true,
+        "defaultServiceExportTo": ["*"],
+        "defaultVirtualServiceExportTo": ["*"],
+        "defaultDestinationRuleExportTo": ["*"],
         "rootNamespace": "istio-system",
         "localityLbSetting": {"enabled": true},
         "dnsRefreshRate": "60s",
@@ -394,7 +397,8 @@ fn same_as_default(value: &Value, default: Option<&Value>) -> bool {
 }
 
 /// Protobuf JSON's duration form: seconds, with 0, 3, 6 or 9 fractional digits.
-fn canonical_duration(text: &str) -> String {
+/// A duration in protobuf JSON's canonical form (`45s`, `1.500s`); malformed text is returned as is.
+pub fn canonical_duration(text: &str) -> String {
     let Ok(nanos) = parse_duration(text) else {
         return text.to_owned();
     };

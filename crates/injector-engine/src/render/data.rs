@@ -45,6 +45,66 @@ pub struct TemplateInput {
     pub proxy_init_image: String,
 }
 
+/// The injector-wide inputs of the template data, built once per configuration (they change
+/// only when the `istio-sidecar-injector` or `istio` ConfigMap does).
+#[derive(Debug, Clone)]
+pub struct RenderSettings {
+    /// The mesh config, protobuf JSON (`settings::parse_mesh`).
+    pub mesh: Arc<Json>,
+    /// The `values` as JSON (for the image helpers).
+    pub values_json: Arc<Json>,
+    /// The `values` as a template value (converted once).
+    pub values: Value,
+    /// The injector's revision (`REVISION`).
+    pub revision: String,
+    /// `COMPLIANCE_POLICY`.
+    pub compliance_policy: String,
+}
+
+impl RenderSettings {
+    /// Settings from the parsed mesh config and values.
+    pub fn new(mesh: Json, values: Json, revision: &str, compliance_policy: &str) -> RenderSettings {
+        RenderSettings {
+            values: Value::from_json(&values),
+            mesh: Arc::new(mesh),
+            values_json: Arc::new(values),
+            revision: revision.to_string(),
+            compliance_policy: compliance_policy.to_string(),
+        }
+    }
+}
+
+impl TemplateInput {
+    /// The input for one (already stripped) pod: derives the owner, the effective ProxyConfig
+    /// (mesh `defaultConfig` + the `proxy.istio.io/config` annotation) and the images. Fails
+    /// when the annotation is not a valid ProxyConfig.
+    pub fn for_pod(
+        settings: &RenderSettings,
+        pod: Arc<Json>,
+        native_sidecars: bool,
+        proxy_uid: i64,
+        proxy_gid: i64,
+    ) -> Result<TemplateInput, crate::mesh::MeshError> {
+        let annotation = crate::pod::annotation(&pod, crate::mesh::PROXY_CONFIG_ANNOTATION);
+        let proxy_config = crate::mesh::effective_proxy_config(&settings.mesh, annotation)?;
+        let (proxy_image, proxy_init_image) = images(&settings.values_json, &proxy_config, &pod);
+        Ok(TemplateInput {
+            owner: crate::owner::owner_of(&pod),
+            pod,
+            mesh: settings.mesh.clone(),
+            proxy_config: Arc::new(proxy_config),
+            values: settings.values.clone(),
+            revision: settings.revision.clone(),
+            native_sidecars,
+            compliance_policy: settings.compliance_policy.clone(),
+            proxy_uid,
+            proxy_gid,
+            proxy_image,
+            proxy_init_image,
+        })
+    }
+}
+
 /// `InboundTrafficPolicyMode`: `localhost` for mesh `inboundTrafficPolicy.mode: LOCALHOST`.
 pub fn inbound_traffic_policy_mode(mesh: &Json) -> &'static str {
     if mesh.pointer("/inboundTrafficPolicy/mode").and_then(Json::as_str) == Some("LOCALHOST") {

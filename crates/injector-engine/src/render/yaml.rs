@@ -34,13 +34,20 @@ fn pad(out: &mut String, indent: usize) {
 }
 
 fn write_map(out: &mut String, map: &serde_json::Map<String, Json>, indent: usize, inline_first: bool) {
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort_by(|a, b| key_order(a, b));
+    let keys = sorted_keys(map);
     for (i, key) in keys.into_iter().enumerate() {
         if i > 0 || !inline_first {
             pad(out, indent);
         }
-        write_key(out, key);
+        if key.chars().count() > 128 || key.contains(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+            // Not a simple key: `? key` then `: value` on its own line.
+            out.push_str("? ");
+            write_string(out, key, indent + 2);
+            out.push('\n');
+            pad(out, indent);
+        } else {
+            write_key(out, key);
+        }
         out.push(':');
         let value = &map[key.as_str()];
         match value {
@@ -99,10 +106,13 @@ fn write_scalar(out: &mut String, json: &Json, indent: usize) {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Json::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
             if n.is_i64() || n.is_u64() {
                 out.push_str(&n.to_string());
+            } else if x.fract() == 0.0 && x.abs() < 9.2e18 {
+                // Go's JSON writes an integral float without a fraction; YAML reads it as an int.
+                out.push_str(&(x as i64).to_string());
             } else {
-                let x = n.as_f64().unwrap_or(0.0);
                 out.push_str(&match format_float_v(x).as_str() {
                     "+Inf" => ".inf".to_string(),
                     "-Inf" => "-.inf".to_string(),
@@ -163,7 +173,22 @@ fn write_styled(out: &mut String, s: &str, style: Style, indent: usize, allow_br
             }
             let mut col = column(out);
             let mut spaces = false;
+            let mut breaks = false;
             for (i, &c) in chars.iter().enumerate() {
+                if is_break(c) {
+                    if !breaks && c == '\n' {
+                        out.push('\n');
+                    }
+                    out.push(c);
+                    col = 0;
+                    breaks = true;
+                    continue;
+                }
+                if breaks {
+                    pad(out, indent);
+                    col = indent;
+                    breaks = false;
+                }
                 if c == ' ' {
                     let next_space = chars.get(i + 1) == Some(&' ');
                     let inner = !quote || (i != 0 && i + 1 != chars.len());
@@ -373,7 +398,7 @@ fn resolves_to_non_string(s: &str) -> bool {
     const WORDS: &[&str] = &[
         "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no", "No", "NO",
         "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null", "NULL", ".nan", ".NaN",
-        ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", "<<",
+        ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
     ];
     if WORDS.contains(&s) {
         return true;
@@ -494,6 +519,26 @@ fn is_base60_float(s: &str) -> bool {
                 && (p.len() == 1 || p.as_bytes()[0] <= b'5')
         })
         && _frac.bytes().all(|c| c.is_ascii_digit() || c == b'_')
+}
+
+/// The keys in go-yaml v2's order. Its comparison is not transitive for some mixes of digits and
+/// letters (`9`, `10`, `1e3`), so the result depends on the sort algorithm: Go's `sort.Sort`
+/// uses insertion sort up to 12 elements, reproduced here; larger maps use a stable sort,
+/// which agrees with Go whenever the keys are consistently ordered.
+fn sorted_keys(map: &serde_json::Map<String, Json>) -> Vec<&String> {
+    let mut keys: Vec<&String> = map.keys().collect();
+    if keys.len() <= 12 {
+        for i in 1..keys.len() {
+            let mut j = i;
+            while j > 0 && key_order(keys[j], keys[j - 1]) == Ordering::Less {
+                keys.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+    } else {
+        keys.sort_by(|a, b| key_order(a, b));
+    }
+    keys
 }
 
 /// go-yaml v2's key order: letters after non-letters, digit runs compared as numbers.

@@ -6,7 +6,7 @@ use gotemplate::{ArgType, Func, FuncMap, Value};
 
 use super::{arg_str, wrong_type};
 use crate::render::json::{go_json, to_json_data};
-use crate::render::objects::RAW_JSON_METHOD;
+use crate::render::objects::PROTO_JSON_METHOD;
 use crate::render::yaml::to_yaml;
 
 pub(crate) fn register(m: &mut FuncMap) {
@@ -65,24 +65,14 @@ pub fn to_yaml_value(v: &Value) -> String {
 
 /// Istio's `protoToJSON`: for a ProxyConfig, compact protobuf JSON without default fields.
 fn proto_to_json(v: &Value) -> Result<String, String> {
-    let Value::Object(o) = v else {
-        return Err(wrong_type("protoreflect.ProtoMessage", v));
-    };
-    if o.method_arity(RAW_JSON_METHOD).is_none() || !o.type_name().starts_with("*v1alpha") {
-        return Err(wrong_type("protoreflect.ProtoMessage", v));
-    }
-    if o.is_nil() {
-        return Ok("{}".into());
-    }
-    let raw = match o.call_method(RAW_JSON_METHOD, &[]) {
-        Ok(Value::String(s)) => s,
-        _ => return Ok("{}".into()),
-    };
-    let json: serde_json::Value = serde_json::from_str(&raw).map_err(|e| e.to_string())?;
-    if o.type_name() == "*v1alpha1.ProxyConfig" {
-        Ok(crate::mesh::proto_to_json(&json))
-    } else {
-        Ok(crate::gojson::to_string(&json))
+    match v {
+        Value::Object(o) if o.method_arity(PROTO_JSON_METHOD).is_some() => {
+            match o.call_method(PROTO_JSON_METHOD, &[]) {
+                Ok(Value::String(s)) => Ok(s.to_string()),
+                _ => Ok("{}".into()),
+            }
+        }
+        v => Err(wrong_type("protoreflect.ProtoMessage", v)),
     }
 }
 

@@ -1,5 +1,5 @@
 //! Map helpers: `isset`, `omit` (Istio's, on `map[string]string`), `strdict`, `mergeMaps`,
-//! `toJsonMap`, `toJSON`, and the value helpers `valueOrDefault` and `omitNil`.
+//! `toJsonMap`, `toJSON` (sprig's `toJson` is not overridden), and the value helpers `valueOrDefault` and `omitNil`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -55,14 +55,13 @@ pub(crate) fn register(m: &mut FuncMap) {
             ))
         }),
     );
-    for name in ["toJSON", "toJson"] {
-        m.insert(
-            name,
-            Func::new(&[StringMap], |a| {
-                Ok(Value::str(go_json(&a[0]).unwrap_or_else(|_| "{}".into())))
-            }),
-        );
-    }
+    // Only `toJSON`: Istio no longer overrides sprig's `toJson`.
+    m.insert(
+        "toJSON",
+        Func::new(&[StringMap], |a| {
+            Ok(Value::str(go_json(&a[0]).unwrap_or_else(|_| "{}".into())))
+        }),
+    );
     m.insert(
         "valueOrDefault",
         Func::new(&[Any, Any], |a| {

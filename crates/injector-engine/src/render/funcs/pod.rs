@@ -5,7 +5,6 @@
 use gotemplate::{ArgType, Func, FuncMap, Value};
 
 use super::{arg_str, wrong_type};
-use crate::render::objects::RAW_JSON_METHOD;
 
 pub(crate) fn register(m: &mut FuncMap) {
     use ArgType::{Any, Str, StringMap};
@@ -82,31 +81,39 @@ fn container_ports(v: &Value, skip_proxy: bool) -> Result<String, String> {
     Ok(parts.join(","))
 }
 
+/// A non-empty value of a `map[string]string` (Istio treats "" as absent here).
 fn get<'a>(m: &'a Value, key: &str) -> Option<&'a str> {
     match m {
-        Value::Map(m) => m.entries.get(key).and_then(Value::as_str),
+        Value::Map(m) => m
+            .entries
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty()),
         _ => None,
     }
 }
 
-/// Whether an OpenTelemetry provider asks for semantic-convention service attributes.
+/// Whether an OpenTelemetry provider asks for semantic-convention service attributes
+/// (read through the Go API: `.ExtensionProviders[i].GetOpentelemetry`).
 fn otel_enrichment_enabled(mesh: &Value) -> bool {
-    let Value::Object(o) = mesh else { return false };
-    let Ok(Value::String(raw)) = o.call_method(RAW_JSON_METHOD, &[]) else {
+    let Value::List(providers) = field(mesh, "ExtensionProviders") else {
         return false;
     };
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&raw) else {
-        return false;
-    };
-    json.get("extensionProviders")
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|p| {
-            p.pointer("/opentelemetry/serviceAttributeEnrichment")
-                .and_then(serde_json::Value::as_str)
-                == Some("OTEL_SEMANTIC_CONVENTIONS")
-        })
+    providers.items.iter().any(|p| {
+        let Value::Object(p) = p else { return false };
+        let Ok(Value::Object(otel)) = p.call_method("GetOpentelemetry", &[]) else {
+            return false;
+        };
+        match otel.to_data() {
+            Some(Value::Map(m)) => {
+                m.entries
+                    .get("serviceAttributeEnrichment")
+                    .and_then(Value::as_str)
+                    == Some("OTEL_SEMANTIC_CONVENTIONS")
+            }
+            _ => false,
+        }
+    })
 }
 
 /// The version part of an image reference: `tag@digest`, the digest or the tag.

@@ -110,16 +110,28 @@ pub fn append_multus_network(existing: &str, network: &str) -> String {
         return network.to_string();
     }
     if let Some(i) = existing.rfind(']') {
-        let Ok(entries) = serde_json::from_str::<Vec<serde_json::Map<String, serde_json::Value>>>(existing)
+        // `[]map[string]any`: a null element is a nil map.
+        let Ok(entries) =
+            serde_json::from_str::<Vec<Option<serde_json::Map<String, serde_json::Value>>>>(existing)
         else {
             return existing.to_string();
         };
-        let (namespace, name) = network.split_once('/').unwrap_or(("", network));
-        let text = |e: &serde_json::Map<String, serde_json::Value>, k: &str| {
-            e.get(k).and_then(serde_json::Value::as_str).map(str::to_owned)
+        let entries: Vec<_> = entries.into_iter().flatten().collect();
+        // Kubernetes' SplitQualifiedName: `ns/name` (further slashes are ignored).
+        let mut parts = network.split('/');
+        let (namespace, name) = match (parts.next(), parts.next()) {
+            (Some(ns), Some(name)) => (ns, name),
+            _ => ("", network),
         };
         let present = entries.iter().any(|e| {
-            text(e, "name").as_deref() == Some(name) && text(e, "namespace").unwrap_or_default() == namespace
+            let same_name = e.get("name").and_then(serde_json::Value::as_str) == Some(name);
+            // A missing or null namespace is ""; a non-string one never matches.
+            let same_ns = match e.get("namespace") {
+                None | Some(serde_json::Value::Null) => namespace.is_empty(),
+                Some(serde_json::Value::String(ns)) => ns == namespace,
+                Some(_) => false,
+            };
+            same_name && same_ns
         });
         if present {
             return existing.to_string();

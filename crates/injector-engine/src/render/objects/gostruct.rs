@@ -9,6 +9,7 @@
 //! about seventy times) cost one lookup.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -16,7 +17,7 @@ use gotemplate::{IntType, Object, ObjectKind, UintType, Value};
 use serde_json::Value as Json;
 
 use super::proto::{Enum, EnumType, Wrapper, WrapperKind};
-use super::{GO_JSON_METHOD, RAW_JSON_METHOD};
+use super::{GO_JSON_METHOD, PROTO_JSON_METHOD, RAW_JSON_METHOD};
 use crate::render::json::{go_json_of_raw, write_go_json};
 
 /// A position inside a shared JSON document.
@@ -90,6 +91,8 @@ impl JsonRef {
 pub enum Kind {
     /// `string` (or a named string type such as `v1.Protocol`).
     Str,
+    /// `int`
+    Int,
     /// `int32`
     Int32,
     /// `int64`
@@ -108,6 +111,11 @@ pub enum Kind {
     Struct(&'static Schema),
     /// A pointer to a struct (nil when absent).
     Ptr(&'static Schema),
+    /// An embedded struct whose JSON is inlined in the parent's (`TypeMeta` in objects).
+    Inline(&'static Schema),
+    /// An embedded struct with its own JSON key whose fields are promoted (`ObjectMeta` as
+    /// `metadata` in objects).
+    Embedded(&'static Schema),
     /// A slice of struct values.
     List(&'static Schema),
     /// A slice of struct pointers.
@@ -117,6 +125,8 @@ pub enum Kind {
     Opaque(&'static str),
     /// `metav1.Time` (marshals as `null` when zero).
     Time,
+    /// `intstr.IntOrString` (prints its value; `.IntValue`).
+    IntOrString,
     /// A protobuf enum.
     Enum(&'static EnumType),
     /// A protobuf well-known wrapper or duration.
@@ -164,6 +174,9 @@ pub const fn always(go: &'static str, json: &'static str, kind: Kind) -> Field {
     }
 }
 
+/// A zero-argument method: its name and implementation.
+pub type Method = (&'static str, fn(&GoStruct) -> Value);
+
 /// A Go struct type.
 #[derive(Debug)]
 pub struct Schema {
@@ -183,9 +196,21 @@ pub struct Schema {
     pub raw_json: bool,
     /// The type's `String()` method, if it has one.
     pub stringer: Option<fn(&Json) -> String>,
+    /// Field indexes by Go name, built on first use.
+    pub index: OnceLock<HashMap<&'static str, usize>>,
+    /// Other zero-argument methods (`GroupVersionKind`, `GetObjectKind`).
+    pub methods: &'static [Method],
 }
 
 impl Schema {
+    /// The index of the field with Go name `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.index
+            .get_or_init(|| self.fields.iter().enumerate().map(|(i, f)| (f.go, i)).collect())
+            .get(name)
+            .copied()
+    }
+
     /// A Kubernetes-style struct: no getters, `encoding/json` by the schema.
     pub const fn kube(go_type: &'static str, ptr_type: &'static str, fields: &'static [Field]) -> Schema {
         Schema {
@@ -196,7 +221,27 @@ impl Schema {
             oneof_getters: &[],
             raw_json: false,
             stringer: None,
+            index: OnceLock::new(),
+            methods: &[],
         }
+    }
+
+    /// The same type with `GetX` getters for its fields.
+    pub const fn with_getters(mut self) -> Schema {
+        self.getters = true;
+        self
+    }
+
+    /// The same type with extra zero-argument methods.
+    pub const fn with_methods(mut self, methods: &'static [Method]) -> Schema {
+        self.methods = methods;
+        self
+    }
+
+    /// The same type with a `String()` method.
+    pub const fn with_stringer(mut self, stringer: fn(&Json) -> String) -> Schema {
+        self.stringer = Some(stringer);
+        self
     }
 
     /// A protobuf message: `GetX` getters for every field plus `oneof_getters`.
@@ -214,6 +259,8 @@ impl Schema {
             oneof_getters,
             raw_json: true,
             stringer: None,
+            index: OnceLock::new(),
+            methods: &[],
         }
     }
 }
@@ -252,11 +299,33 @@ impl GoStruct {
         }
     }
 
-    fn json(&self) -> &Json {
+    /// The JSON behind the struct (`Null` for a nil pointer).
+    pub fn json(&self) -> &Json {
         self.node.as_ref().map_or(&Json::Null, JsonRef::get)
     }
 
+    /// The reference to the JSON behind the struct.
+    pub fn node(&self) -> Option<&JsonRef> {
+        self.node.as_ref()
+    }
+
+    /// The embedded struct that has the (promoted) field `name`.
+    fn promoted(&self, name: &str) -> Option<GoStruct> {
+        self.schema.fields.iter().find_map(|f| {
+            let (inner, node) = match f.kind {
+                Kind::Inline(inner) => (inner, self.node.clone()),
+                Kind::Embedded(inner) => (inner, self.child(f)),
+                _ => return None,
+            };
+            let embedded = GoStruct::new(inner, node, false);
+            embedded.has_field(name).then_some(embedded)
+        })
+    }
+
     fn child(&self, field: &Field) -> Option<JsonRef> {
+        if let Kind::Inline(_) = field.kind {
+            return self.node.clone();
+        }
         self.node.as_ref().and_then(|n| n.key(field.json))
     }
 
@@ -286,7 +355,13 @@ impl GoStruct {
             return;
         }
         if self.schema.raw_json {
-            out.push_str(&go_json_of_raw(self.json()));
+            // Istio's API types marshal themselves as protobuf JSON (`MarshalJSON`).
+            super::protojson::write_proto_json(out, self.schema, self.json());
+            return;
+        }
+        if super::k8sjson::struct_fields(self.schema.go_type).is_some() {
+            // A Kubernetes or Gateway API type: the generated table has every field.
+            super::k8sjson::write_k8s(out, self.schema.go_type, self.node.as_ref().map(JsonRef::get));
             return;
         }
         out.push('{');
@@ -294,6 +369,20 @@ impl GoStruct {
         for (i, field) in self.schema.fields.iter().enumerate() {
             let child = self.child(field);
             if field.omitempty && is_empty(field.kind, child.as_ref()) {
+                continue;
+            }
+            if let Kind::Inline(inner) = field.kind {
+                // Embedded with `json:",inline"`: the inner fields join this object.
+                let mut text = String::new();
+                GoStruct::value(inner, child).write_go_json(&mut text);
+                let body = text.trim_start_matches('{').trim_end_matches('}');
+                if !body.is_empty() {
+                    if !first {
+                        out.push(',');
+                    }
+                    first = false;
+                    out.push_str(body);
+                }
                 continue;
             }
             if !first {
@@ -331,14 +420,15 @@ fn is_empty(kind: Kind, node: Option<&JsonRef>) -> bool {
     let Some(node) = node else {
         // Absent: the zero value. Struct values are never empty.
         return match kind {
-            Kind::Struct(_) | Kind::Time => false,
+            // `metav1.Time` fields are `omitzero` in current Kubernetes.
+            Kind::Struct(_) | Kind::Inline(_) | Kind::Embedded(_) => false,
             Kind::Opaque(t) => pointer_like(t),
             _ => true,
         };
     };
     match (kind, node.get()) {
         (Kind::Str, Json::String(s)) => s.is_empty(),
-        (Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Float64, Json::Number(n)) => {
+        (Kind::Int | Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Float64, Json::Number(n)) => {
             n.as_f64() == Some(0.0)
         }
         (Kind::Bool, Json::Bool(b)) => !b,
@@ -354,6 +444,7 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
     let json = node.as_ref().map(JsonRef::get);
     match kind {
         Kind::Str => Value::str(json.and_then(Json::as_str).unwrap_or("")),
+        Kind::Int => Value::int(json_i64(json)),
         Kind::Int32 => Value::Int(json_i64(json), IntType::Int32),
         Kind::Int64 => Value::Int(json_i64(json), IntType::Int64),
         Kind::Uint32 => Value::Uint(json_i64(json).max(0) as u64, UintType::Uint32),
@@ -365,7 +456,7 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
                 .map(|a| a.iter().map(|s| Value::str(s.as_str().unwrap_or(""))).collect())
                 .unwrap_or_default(),
         ),
-        Kind::Struct(s) => Value::object(GoStruct::value(s, node)),
+        Kind::Struct(s) | Kind::Inline(s) | Kind::Embedded(s) => Value::object(GoStruct::value(s, node)),
         Kind::Ptr(s) => Value::object(GoStruct::pointer(s, node)),
         Kind::List(s) => Value::list(
             node.map(|n| n.items())
@@ -381,8 +472,22 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
                 .map(|n| Value::object(GoStruct::pointer(s, Some(n))))
                 .collect(),
         ),
-        Kind::Opaque(t) => Value::object(Opaque::new(t, node)),
+        Kind::Opaque(t) => match t.strip_prefix("[]") {
+            Some(elem) => Value::list(
+                node.map(|n| n.items())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|n| Value::object(Opaque::new(elem, Some(n))))
+                    .collect(),
+            ),
+            None if t.starts_with("map") => match json {
+                Some(j @ Json::Object(_)) => Value::from_json(j),
+                _ => Value::map(Default::default()),
+            },
+            None => Value::object(Opaque::new(t, node)),
+        },
         Kind::Time => Value::object(Opaque::new("v1.Time", node)),
+        Kind::IntOrString => Value::object(IntOrString(json.cloned())),
         Kind::Enum(t) => Value::object(Enum::from_json(t, json)),
         Kind::Wrapper(w) => Value::object(Wrapper::new(w, json.cloned())),
         Kind::PtrStr => match json.and_then(Json::as_str) {
@@ -453,22 +558,26 @@ impl Object for GoStruct {
     }
 
     fn has_field(&self, name: &str) -> bool {
-        self.schema.fields.iter().any(|f| f.go == name)
+        self.schema.position(name).is_some() || self.promoted(name).is_some()
     }
 
     fn field(&self, name: &str) -> Option<Value> {
         if self.is_nil() {
             return None;
         }
-        let index = self.schema.fields.iter().position(|f| f.go == name)?;
-        Some(self.field_value(index))
+        match self.schema.position(name) {
+            Some(index) => Some(self.field_value(index)),
+            None => self.promoted(name)?.field(name),
+        }
     }
 
     fn method_arity(&self, name: &str) -> Option<usize> {
         if name == GO_JSON_METHOD
             || name == RAW_JSON_METHOD
             || self.getter(name).is_some()
+            || (name == PROTO_JSON_METHOD && self.schema.raw_json)
             || (name == "String" && self.schema.stringer.is_some())
+            || self.schema.methods.iter().any(|(m, _)| *m == name)
         {
             Some(0)
         } else {
@@ -482,6 +591,17 @@ impl Object for GoStruct {
             self.write_go_json(&mut out);
             return Ok(Value::str(out));
         }
+        if name == PROTO_JSON_METHOD {
+            return Ok(Value::str(if self.is_nil() {
+                "{}".to_string()
+            } else if std::ptr::eq(self.schema, &super::mesh::PROXY_CONFIG) {
+                crate::mesh::proto_to_json(self.json())
+            } else {
+                let mut text = String::new();
+                super::protojson::write_proto_json(&mut text, self.schema, self.json());
+                text
+            }));
+        }
         if name == RAW_JSON_METHOD {
             return Ok(Value::str(if self.is_nil() {
                 "null".to_string()
@@ -491,6 +611,9 @@ impl Object for GoStruct {
         }
         if name == "String" {
             return Ok(Value::str(self.string().unwrap_or_default()));
+        }
+        if let Some((_, method)) = self.schema.methods.iter().find(|(m, _)| *m == name) {
+            return Ok(method(self));
         }
         let field = self.getter(name).ok_or_else(|| format!("no method {name}"))?;
         if let Some(index) = self.schema.fields.iter().position(|f| std::ptr::eq(f, field)) {
@@ -577,6 +700,11 @@ impl Object for Opaque {
     }
 
     fn call_method(&self, _name: &str, _args: &[Value]) -> Result<Value, String> {
+        if super::k8sjson::known(self.type_name) {
+            let mut out = String::new();
+            super::k8sjson::write_k8s(&mut out, self.type_name, self.node.as_ref().map(JsonRef::get));
+            return Ok(Value::str(out));
+        }
         Ok(Value::str(match &self.node {
             Some(n) => go_json_of_raw(n.get()),
             None if self.type_name.starts_with('*')
@@ -612,5 +740,73 @@ impl Object for NilScalar {
 
     fn to_data(&self) -> Option<Value> {
         Some(Value::Nil)
+    }
+}
+
+/// `intstr.IntOrString`: prints its value; `.IntValue` gives the integer (0 for a non-numeric
+/// string, like Go's `Atoi` failure).
+#[derive(Debug)]
+pub struct IntOrString(Option<Json>);
+
+impl IntOrString {
+    fn text(&self) -> String {
+        match &self.0 {
+            Some(Json::String(s)) => s.clone(),
+            Some(Json::Number(n)) => n.to_string(),
+            _ => "0".to_string(),
+        }
+    }
+}
+
+impl Object for IntOrString {
+    fn type_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("intstr.IntOrString")
+    }
+
+    fn kind(&self) -> ObjectKind {
+        ObjectKind::Struct
+    }
+
+    fn has_field(&self, name: &str) -> bool {
+        matches!(name, "Type" | "IntVal" | "StrVal")
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        let is_str = matches!(self.0, Some(Json::String(_)));
+        Some(match name {
+            "Type" => Value::Int(i64::from(is_str), IntType::Int64),
+            "IntVal" => Value::Int(
+                if is_str {
+                    0
+                } else {
+                    self.text().parse().unwrap_or(0)
+                },
+                IntType::Int32,
+            ),
+            "StrVal" => Value::str(if is_str { self.text() } else { String::new() }),
+            _ => return None,
+        })
+    }
+
+    fn method_arity(&self, name: &str) -> Option<usize> {
+        matches!(name, "String" | "IntValue").then_some(0)
+    }
+
+    fn call_method(&self, name: &str, _args: &[Value]) -> Result<Value, String> {
+        Ok(match name {
+            "IntValue" => Value::int(self.text().parse().unwrap_or(0)),
+            _ => Value::str(self.text()),
+        })
+    }
+
+    fn string(&self) -> Option<String> {
+        Some(self.text())
+    }
+
+    fn to_data(&self) -> Option<Value> {
+        Some(match &self.0 {
+            Some(j) => Value::from_json(j),
+            None => Value::Int(0, IntType::Int),
+        })
     }
 }

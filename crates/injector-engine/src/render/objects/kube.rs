@@ -1,15 +1,18 @@
 //! Kubernetes types the templates walk (`k8s.io/api/core/v1`, `metav1`, `types`), as schemas
-//! for [`GoStruct`](super::gostruct::GoStruct): Go field names and order, `json` tags and
-//! `omitempty`, so `structToJSON` writes what Go's `encoding/json` writes. Types the templates
-//! only pass through (probes, env vars, volumes) are opaque: their JSON is used as is (a pod
-//! from the API server is already Go-marshalled, so its key order is Go's).
+//! for [`GoStruct`]: Go field names and order, `json` tags and
+//! `omitempty`. Types the templates only pass through (env vars, volumes) are opaque; all of
+//! them are marshalled exactly through the generated table ([`k8sjson`](super::k8sjson)).
 
+use std::sync::Arc;
+
+use gotemplate::Value;
 use serde_json::Value as Json;
 
 use super::gostruct::Kind::{
-    Bool, Int32, Int64, List, Opaque, PtrBool, PtrInt32, PtrInt64, PtrStr, Str, StrList, StrMap, Time,
+    Bool, Embedded, Inline, Int, Int32, Int64, IntOrString, List, Opaque, Ptr, PtrBool, PtrInt32, PtrInt64,
+    PtrStr, Str, StrList, StrMap, Struct, Time,
 };
-use super::gostruct::{Schema, always, f};
+use super::gostruct::{GoStruct, JsonRef, Schema, always, f};
 
 /// `v1.ContainerPort`.
 pub static CONTAINER_PORT: Schema = Schema::kube(
@@ -51,9 +54,9 @@ pub static CONTAINER: Schema = Schema::kube(
         ),
         f("VolumeMounts", "volumeMounts", Opaque("[]v1.VolumeMount")),
         f("VolumeDevices", "volumeDevices", Opaque("[]v1.VolumeDevice")),
-        f("LivenessProbe", "livenessProbe", Opaque("*v1.Probe")),
-        f("ReadinessProbe", "readinessProbe", Opaque("*v1.Probe")),
-        f("StartupProbe", "startupProbe", Opaque("*v1.Probe")),
+        f("LivenessProbe", "livenessProbe", Ptr(&PROBE)),
+        f("ReadinessProbe", "readinessProbe", Ptr(&PROBE)),
+        f("StartupProbe", "startupProbe", Ptr(&PROBE)),
         f("Lifecycle", "lifecycle", Opaque("*v1.Lifecycle")),
         f("TerminationMessagePath", "terminationMessagePath", Str),
         f("TerminationMessagePolicy", "terminationMessagePolicy", Str),
@@ -159,59 +162,168 @@ pub static POD_SPEC: Schema = Schema::kube(
 );
 
 /// `metav1.ObjectMeta` (with its `GetX` accessors).
-pub static OBJECT_META: Schema = Schema {
-    getters: true,
-    ..Schema::kube(
-        "v1.ObjectMeta",
-        "*v1.ObjectMeta",
-        &[
-            f("Name", "name", Str),
-            f("GenerateName", "generateName", Str),
-            f("Namespace", "namespace", Str),
-            f("SelfLink", "selfLink", Str),
-            f("UID", "uid", Str),
-            f("ResourceVersion", "resourceVersion", Str),
-            f("Generation", "generation", Int64),
-            f("CreationTimestamp", "creationTimestamp", Time),
-            f("DeletionTimestamp", "deletionTimestamp", Opaque("*v1.Time")),
-            f(
-                "DeletionGracePeriodSeconds",
-                "deletionGracePeriodSeconds",
-                PtrInt64,
-            ),
-            f("Labels", "labels", StrMap),
-            f("Annotations", "annotations", StrMap),
-            f(
-                "OwnerReferences",
-                "ownerReferences",
-                Opaque("[]v1.OwnerReference"),
-            ),
-            f("Finalizers", "finalizers", StrList),
-            f(
-                "ManagedFields",
-                "managedFields",
-                Opaque("[]v1.ManagedFieldsEntry"),
-            ),
-        ],
-    )
-};
+pub static OBJECT_META: Schema = Schema::kube(
+    "v1.ObjectMeta",
+    "*v1.ObjectMeta",
+    &[
+        f("Name", "name", Str),
+        f("GenerateName", "generateName", Str),
+        f("Namespace", "namespace", Str),
+        f("SelfLink", "selfLink", Str),
+        f("UID", "uid", Str),
+        f("ResourceVersion", "resourceVersion", Str),
+        f("Generation", "generation", Int64),
+        f("CreationTimestamp", "creationTimestamp", Time),
+        f("DeletionTimestamp", "deletionTimestamp", Opaque("*v1.Time")),
+        f(
+            "DeletionGracePeriodSeconds",
+            "deletionGracePeriodSeconds",
+            PtrInt64,
+        ),
+        f("Labels", "labels", StrMap),
+        f("Annotations", "annotations", StrMap),
+        f("OwnerReferences", "ownerReferences", List(&OWNER_REFERENCE)),
+        f("Finalizers", "finalizers", StrList),
+        f(
+            "ManagedFields",
+            "managedFields",
+            Opaque("[]v1.ManagedFieldsEntry"),
+        ),
+    ],
+)
+.with_getters();
 
-/// `metav1.TypeMeta`.
+/// `metav1.TypeMeta` (with `GroupVersionKind` and `GetObjectKind`).
 pub static TYPE_META: Schema = Schema::kube(
     "v1.TypeMeta",
     "*v1.TypeMeta",
     &[f("Kind", "kind", Str), f("APIVersion", "apiVersion", Str)],
+)
+.with_methods(&[
+    ("GroupVersionKind", group_version_kind),
+    ("GetObjectKind", get_object_kind),
+]);
+
+fn group_version_kind(t: &GoStruct) -> Value {
+    let json = t.json();
+    let get = |k: &str| json.get(k).and_then(Json::as_str).unwrap_or("");
+    let (group, version) = match get("apiVersion").split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", get("apiVersion")),
+    };
+    let gvk = serde_json::json!({"Group": group, "Version": version, "Kind": get("kind")});
+    Value::object(GoStruct::value(
+        &GROUP_VERSION_KIND,
+        Some(JsonRef::root(Arc::new(gvk))),
+    ))
+}
+
+fn get_object_kind(t: &GoStruct) -> Value {
+    Value::object(GoStruct::pointer(&TYPE_META, t.node().cloned()))
+}
+
+/// `schema.GroupVersionKind`.
+pub static GROUP_VERSION_KIND: Schema = Schema::kube(
+    "schema.GroupVersionKind",
+    "*schema.GroupVersionKind",
+    &[
+        always("Group", "Group", Str),
+        always("Version", "Version", Str),
+        always("Kind", "Kind", Str),
+    ],
+)
+.with_stringer(gvk_string);
+
+fn gvk_string(json: &Json) -> String {
+    let get = |k: &str| json.get(k).and_then(Json::as_str).unwrap_or("");
+    let gv = if get("Group").is_empty() {
+        get("Version").to_string()
+    } else {
+        format!("{}/{}", get("Group"), get("Version"))
+    };
+    format!("{gv}, Kind={}", get("Kind"))
+}
+
+/// `metav1.OwnerReference`.
+pub static OWNER_REFERENCE: Schema = Schema::kube(
+    "v1.OwnerReference",
+    "*v1.OwnerReference",
+    &[
+        always("APIVersion", "apiVersion", Str),
+        always("Kind", "kind", Str),
+        always("Name", "name", Str),
+        always("UID", "uid", Str),
+        f("Controller", "controller", PtrBool),
+        f("BlockOwnerDeletion", "blockOwnerDeletion", PtrBool),
+    ],
+);
+
+/// `v1.Probe` (the handler is embedded: `.HTTPGet` is promoted).
+pub static PROBE: Schema = Schema::kube(
+    "v1.Probe",
+    "*v1.Probe",
+    &[
+        always("ProbeHandler", "", Inline(&PROBE_HANDLER)),
+        f("InitialDelaySeconds", "initialDelaySeconds", Int32),
+        f("TimeoutSeconds", "timeoutSeconds", Int32),
+        f("PeriodSeconds", "periodSeconds", Int32),
+        f("SuccessThreshold", "successThreshold", Int32),
+        f("FailureThreshold", "failureThreshold", Int32),
+        f(
+            "TerminationGracePeriodSeconds",
+            "terminationGracePeriodSeconds",
+            PtrInt64,
+        ),
+    ],
+);
+
+/// `v1.ProbeHandler`.
+pub static PROBE_HANDLER: Schema = Schema::kube(
+    "v1.ProbeHandler",
+    "*v1.ProbeHandler",
+    &[
+        f("Exec", "exec", Opaque("*v1.ExecAction")),
+        f("HTTPGet", "httpGet", Ptr(&HTTP_GET_ACTION)),
+        f("TCPSocket", "tcpSocket", Opaque("*v1.TCPSocketAction")),
+        f("GRPC", "grpc", Opaque("*v1.GRPCAction")),
+    ],
+);
+
+/// `v1.HTTPGetAction`.
+pub static HTTP_GET_ACTION: Schema = Schema::kube(
+    "v1.HTTPGetAction",
+    "*v1.HTTPGetAction",
+    &[
+        f("Path", "path", Str),
+        always("Port", "port", IntOrString),
+        f("Host", "host", Str),
+        f("Scheme", "scheme", Str),
+        f("HTTPHeaders", "httpHeaders", Opaque("[]v1.HTTPHeader")),
+    ],
+);
+
+/// Gateway API `v1.GatewayInfrastructure`.
+pub static GATEWAY_INFRASTRUCTURE: Schema = Schema::kube(
+    "v1.GatewayInfrastructure",
+    "*v1.GatewayInfrastructure",
+    &[
+        f("Labels", "labels", StrMap),
+        f("Annotations", "annotations", StrMap),
+        f(
+            "ParametersRef",
+            "parametersRef",
+            Opaque("*v1.LocalParametersReference"),
+        ),
+    ],
 );
 
 /// `types.NamespacedName` (no `json` tags; `String()` is `namespace/name`).
-pub static NAMESPACED_NAME: Schema = Schema {
-    stringer: Some(namespaced_name_string),
-    ..Schema::kube(
-        "types.NamespacedName",
-        "*types.NamespacedName",
-        &[always("Namespace", "Namespace", Str), always("Name", "Name", Str)],
-    )
-};
+pub static NAMESPACED_NAME: Schema = Schema::kube(
+    "types.NamespacedName",
+    "*types.NamespacedName",
+    &[always("Namespace", "Namespace", Str), always("Name", "Name", Str)],
+)
+.with_stringer(namespaced_name_string);
 
 fn namespaced_name_string(json: &Json) -> String {
     let get = |k: &str| json.get(k).and_then(Json::as_str).unwrap_or("");
@@ -229,5 +341,76 @@ pub static SERVICE_PORT: Schema = Schema::kube(
         always("Port", "port", Int32),
         f("TargetPort", "targetPort", Opaque("intstr.IntOrString")),
         f("NodePort", "nodePort", Int32),
+    ],
+);
+
+/// Gateway API `v1.Listener`.
+pub static LISTENER: Schema = Schema::kube(
+    "v1.Listener",
+    "*v1.Listener",
+    &[
+        always("Name", "name", Str),
+        f("Hostname", "hostname", PtrStr),
+        always("Port", "port", Int32),
+        always("Protocol", "protocol", Str),
+        f("TLS", "tls", Opaque("*v1.ListenerTLSConfig")),
+        f("AllowedRoutes", "allowedRoutes", Opaque("*v1.AllowedRoutes")),
+    ],
+);
+
+/// Gateway API `v1.GatewaySpec`.
+pub static GATEWAY_SPEC: Schema = Schema::kube(
+    "v1.GatewaySpec",
+    "*v1.GatewaySpec",
+    &[
+        always("GatewayClassName", "gatewayClassName", Str),
+        always("Listeners", "listeners", List(&LISTENER)),
+        f("Addresses", "addresses", Opaque("[]v1.GatewaySpecAddress")),
+        f("Infrastructure", "infrastructure", Ptr(&GATEWAY_INFRASTRUCTURE)),
+        f(
+            "AllowedListeners",
+            "allowedListeners",
+            Opaque("*v1.AllowedListeners"),
+        ),
+        f("TLS", "tls", Opaque("*v1.GatewayTLSConfig")),
+        f("DefaultScope", "defaultScope", Str),
+    ],
+);
+
+/// Gateway API `v1.Gateway`.
+pub static GATEWAY: Schema = Schema::kube(
+    "v1.Gateway",
+    "*v1.Gateway",
+    &[
+        always("TypeMeta", "", Inline(&TYPE_META)),
+        f("ObjectMeta", "metadata", Embedded(&OBJECT_META)),
+        always("Spec", "spec", Struct(&GATEWAY_SPEC)),
+        f("Status", "status", Opaque("v1.GatewayStatus")),
+    ],
+);
+
+/// The gateway deployment controller's `TemplateInput` minus the embedded Gateway, backed by
+/// JSON whose keys are the Go field names.
+pub static GATEWAY_INPUT: Schema = Schema::kube(
+    "gatewaycommon.TemplateInput",
+    "*gatewaycommon.TemplateInput",
+    &[
+        always("GatewayClass", "GatewayClass", Str),
+        always("DeploymentName", "DeploymentName", Str),
+        always("ServiceAccount", "ServiceAccount", Str),
+        always("Ports", "Ports", List(&SERVICE_PORT)),
+        always("ServiceType", "ServiceType", Str),
+        always("ClusterID", "ClusterID", Str),
+        always("KubeVersion", "KubeVersion", Int),
+        always("Revision", "Revision", Str),
+        always("NativeSidecars", "NativeSidecars", Bool),
+        always("ProxyUID", "ProxyUID", Int64),
+        always("ProxyGID", "ProxyGID", Int64),
+        always("CompliancePolicy", "CompliancePolicy", Str),
+        always("InfrastructureLabels", "InfrastructureLabels", StrMap),
+        always("InfrastructureAnnotations", "InfrastructureAnnotations", StrMap),
+        always("GatewayNameLabel", "GatewayNameLabel", Str),
+        always("IsEastWestGateway", "IsEastWestGateway", Bool),
+        always("ControllerLabel", "ControllerLabel", Str),
     ],
 );

@@ -3,10 +3,11 @@
 //! `*v1alpha1.MeshConfig` and what the templates reach through them (`Tracing`,
 //! `ClientTLSSettings`). Every message has protobuf's nil-safe `GetX` getters; fields that are
 //! `oneof`s in Go (`ClusterName`, `Tracer`, `Provider`) are reachable only through their getters,
-//! as in Go. Nested messages the templates do not walk are opaque.
+//! as in Go. Nested messages the templates do not walk are opaque. The field lists follow the
+//! Go structs of `istio.io/api` at the pinned version (v1.31 pre-release, 2026-08-24).
 
 use super::gostruct::Kind::{
-    Bool, Enum, Float64, Int32, Opaque, Ptr, PtrList, Str, StrList, StrMap, Wrapper,
+    Bool, Enum, Float64, Int32, Opaque, Ptr, PtrList, Str, StrList, StrMap, Uint32, Wrapper,
 };
 use super::gostruct::{Schema, f};
 use super::proto::{EnumType, WrapperKind};
@@ -49,10 +50,152 @@ static ACCESS_LOG_ENCODING: EnumType = EnumType {
     values: &[("TEXT", 0), ("JSON", 1)],
 };
 
+static INBOUND_MODE: EnumType = EnumType {
+    go_type: "v1alpha1.MeshConfig_InboundTrafficPolicy_Mode",
+    values: &[("PASSTHROUGH", 0), ("LOCALHOST", 1)],
+};
+
+static OUTBOUND_MODE: EnumType = EnumType {
+    go_type: "v1alpha1.MeshConfig_OutboundTrafficPolicy_Mode",
+    values: &[("REGISTRY_ONLY", 0), ("ALLOW_ANY", 1)],
+};
+
+/// `v1alpha1.MeshConfig_InboundTrafficPolicy`.
+pub static INBOUND_TRAFFIC_POLICY: Schema = Schema::proto(
+    "v1alpha1.MeshConfig_InboundTrafficPolicy",
+    "*v1alpha1.MeshConfig_InboundTrafficPolicy",
+    &[f("Mode", "mode", Enum(&INBOUND_MODE))],
+    &[],
+);
+
+/// `v1alpha1.MeshConfig_OutboundTrafficPolicy`.
+pub static OUTBOUND_TRAFFIC_POLICY: Schema = Schema::proto(
+    "v1alpha1.MeshConfig_OutboundTrafficPolicy",
+    "*v1alpha1.MeshConfig_OutboundTrafficPolicy",
+    &[f("Mode", "mode", Enum(&OUTBOUND_MODE))],
+    &[],
+);
+
 static H2_UPGRADE_POLICY: EnumType = EnumType {
     go_type: "v1alpha1.MeshConfig_H2UpgradePolicy",
     values: &[("DO_NOT_UPGRADE", 0), ("UPGRADE", 1)],
 };
+
+/// `v1alpha1.MeshConfig_ExtensionProvider`.
+pub static EXTENSION_PROVIDER: Schema = Schema::proto(
+    "v1alpha1.MeshConfig_ExtensionProvider",
+    "*v1alpha1.MeshConfig_ExtensionProvider",
+    &[
+        f("Name", "name", Str),
+        f(
+            "Provider",
+            "provider",
+            Opaque("v1alpha1.isMeshConfig_ExtensionProvider_Provider"),
+        ),
+    ],
+    &[
+        f(
+            "EnvoyExtAuthzHttp",
+            "envoyExtAuthzHttp",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyExternalAuthorizationHttpProvider"),
+        ),
+        f(
+            "EnvoyExtAuthzGrpc",
+            "envoyExtAuthzGrpc",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyExternalAuthorizationGrpcProvider"),
+        ),
+        f(
+            "Zipkin",
+            "zipkin",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_ZipkinTracingProvider"),
+        ),
+        f(
+            "Lightstep",
+            "lightstep",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_LightstepTracingProvider"),
+        ),
+        f(
+            "Datadog",
+            "datadog",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_DatadogTracingProvider"),
+        ),
+        f(
+            "Stackdriver",
+            "stackdriver",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_StackdriverProvider"),
+        ),
+        f(
+            "Opencensus",
+            "opencensus",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_OpenCensusAgentTracingProvider"),
+        ),
+        f(
+            "Skywalking",
+            "skywalking",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_SkyWalkingTracingProvider"),
+        ),
+        f(
+            "Opentelemetry",
+            "opentelemetry",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_OpenTelemetryTracingProvider"),
+        ),
+        f(
+            "Prometheus",
+            "prometheus",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_PrometheusMetricsProvider"),
+        ),
+        f(
+            "EnvoyFileAccessLog",
+            "envoyFileAccessLog",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyFileAccessLogProvider"),
+        ),
+        f(
+            "EnvoyHttpAls",
+            "envoyHttpAls",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyHttpGrpcV3LogProvider"),
+        ),
+        f(
+            "EnvoyTcpAls",
+            "envoyTcpAls",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyTcpGrpcV3LogProvider"),
+        ),
+        f(
+            "EnvoyOtelAls",
+            "envoyOtelAls",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyOpenTelemetryLogProvider"),
+        ),
+        f(
+            "Sds",
+            "sds",
+            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_SDSProvider"),
+        ),
+    ],
+);
+
+const TRACING_ONEOFS: &[super::gostruct::Field] = &[
+    f("Zipkin", "zipkin", Opaque("*v1alpha1.Tracing_Zipkin")),
+    f("Lightstep", "lightstep", Opaque("*v1alpha1.Tracing_Lightstep")),
+    f("Datadog", "datadog", Opaque("*v1alpha1.Tracing_Datadog")),
+    f(
+        "Stackdriver",
+        "stackdriver",
+        Opaque("*v1alpha1.Tracing_Stackdriver"),
+    ),
+    f(
+        "OpenCensusAgent",
+        "openCensusAgent",
+        Opaque("*v1alpha1.Tracing_OpenCensusAgent"),
+    ),
+];
+
+const PROXY_CONFIG_ONEOFS: &[super::gostruct::Field] = &[
+    f("ServiceCluster", "serviceCluster", Str),
+    f(
+        "TracingServiceName",
+        "tracingServiceName",
+        Enum(&TRACING_SERVICE_NAME),
+    ),
+];
 
 /// `v1alpha3.ClientTLSSettings`.
 pub static CLIENT_TLS_SETTINGS: Schema = Schema::proto(
@@ -83,30 +226,12 @@ pub static TRACING: Schema = Schema::proto(
             "customTags",
             Opaque("map[string]*v1alpha1.Tracing_CustomTag"),
         ),
-        f(
-            "MaxPathTagLength",
-            "maxPathTagLength",
-            Wrapper(WrapperKind::UInt32),
-        ),
+        f("MaxPathTagLength", "maxPathTagLength", Uint32),
         f("Sampling", "sampling", Float64),
         f("TlsSettings", "tlsSettings", Ptr(&CLIENT_TLS_SETTINGS)),
         f("EnableIstioTags", "enableIstioTags", BOOL_VALUE),
     ],
-    &[
-        f("Zipkin", "zipkin", Opaque("*v1alpha1.Tracing_Zipkin")),
-        f("Lightstep", "lightstep", Opaque("*v1alpha1.Tracing_Lightstep")),
-        f("Datadog", "datadog", Opaque("*v1alpha1.Tracing_Datadog")),
-        f(
-            "Stackdriver",
-            "stackdriver",
-            Opaque("*v1alpha1.Tracing_Stackdriver"),
-        ),
-        f(
-            "OpenCensusAgent",
-            "openCensusAgent",
-            Opaque("*v1alpha1.Tracing_OpenCensusAgent"),
-        ),
-    ],
+    TRACING_ONEOFS,
 );
 
 /// `v1alpha1.ProxyConfig`.
@@ -122,7 +247,6 @@ pub static PROXY_CONFIG: Schema = Schema::proto(
             Opaque("v1alpha1.isProxyConfig_ClusterName"),
         ),
         f("DrainDuration", "drainDuration", DURATION),
-        f("ParentShutdownDuration", "parentShutdownDuration", DURATION),
         f("DiscoveryAddress", "discoveryAddress", Str),
         f("DiscoveryRefreshDelay", "discoveryRefreshDelay", DURATION),
         f("ZipkinAddress", "zipkinAddress", Str),
@@ -187,56 +311,15 @@ pub static PROXY_CONFIG: Schema = Schema::proto(
             Opaque("*v1alpha1.ProxyConfig_ProxyHeaders"),
         ),
         f("FileFlushInterval", "fileFlushInterval", DURATION),
+        f("FileFlushMinSizeKb", "fileFlushMinSizeKb", Uint32),
+        f("StatsCompression", "statsCompression", BOOL_VALUE),
         f(
-            "FileFlushMinSizeKb",
-            "fileFlushMinSizeKb",
-            Wrapper(WrapperKind::UInt32),
+            "ConnectionSettings",
+            "connectionSettings",
+            Opaque("*v1alpha1.ProxyConfig_ConnectionSettings"),
         ),
     ],
-    &[
-        f("ServiceCluster", "serviceCluster", Str),
-        f(
-            "TracingServiceName",
-            "tracingServiceName",
-            Enum(&TRACING_SERVICE_NAME),
-        ),
-    ],
-);
-
-/// `v1alpha1.MeshConfig_ExtensionProvider`.
-pub static EXTENSION_PROVIDER: Schema = Schema::proto(
-    "v1alpha1.MeshConfig_ExtensionProvider",
-    "*v1alpha1.MeshConfig_ExtensionProvider",
-    &[
-        f("Name", "name", Str),
-        f(
-            "Provider",
-            "provider",
-            Opaque("v1alpha1.isMeshConfig_ExtensionProvider_Provider"),
-        ),
-    ],
-    &[
-        f(
-            "Opentelemetry",
-            "opentelemetry",
-            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_OpenTelemetryTracingProvider"),
-        ),
-        f(
-            "Zipkin",
-            "zipkin",
-            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_ZipkinTracingProvider"),
-        ),
-        f(
-            "Prometheus",
-            "prometheus",
-            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_PrometheusMetricsProvider"),
-        ),
-        f(
-            "EnvoyFileAccessLog",
-            "envoyFileAccessLog",
-            Opaque("*v1alpha1.MeshConfig_ExtensionProvider_EnvoyFileAccessLogProvider"),
-        ),
-    ],
+    PROXY_CONFIG_ONEOFS,
 );
 
 /// `v1alpha1.MeshConfig`.
@@ -248,8 +331,13 @@ pub static MESH_CONFIG: Schema = Schema::proto(
         f("ProxyInboundListenPort", "proxyInboundListenPort", Int32),
         f("ProxyHttpPort", "proxyHttpPort", Int32),
         f("ConnectTimeout", "connectTimeout", DURATION),
+        f("HboneIdleTimeout", "hboneIdleTimeout", DURATION),
         f("ProtocolDetectionTimeout", "protocolDetectionTimeout", DURATION),
-        f("TcpKeepalive", "tcpKeepalive", Opaque("*v3.TcpKeepalive")),
+        f(
+            "TcpKeepalive",
+            "tcpKeepalive",
+            Opaque("*v1alpha3.ConnectionPoolSettings_TCPSettings_TcpKeepalive"),
+        ),
         f("IngressClass", "ingressClass", Str),
         f("IngressService", "ingressService", Str),
         f(
@@ -272,12 +360,12 @@ pub static MESH_CONFIG: Schema = Schema::proto(
         f(
             "OutboundTrafficPolicy",
             "outboundTrafficPolicy",
-            Opaque("*v1alpha1.MeshConfig_OutboundTrafficPolicy"),
+            Ptr(&OUTBOUND_TRAFFIC_POLICY),
         ),
         f(
             "InboundTrafficPolicy",
             "inboundTrafficPolicy",
-            Opaque("*v1alpha1.MeshConfig_InboundTrafficPolicy"),
+            Ptr(&INBOUND_TRAFFIC_POLICY),
         ),
         f(
             "ConfigSources",
@@ -287,6 +375,11 @@ pub static MESH_CONFIG: Schema = Schema::proto(
         f("EnableAutoMtls", "enableAutoMtls", BOOL_VALUE),
         f("TrustDomain", "trustDomain", Str),
         f("TrustDomainAliases", "trustDomainAliases", StrList),
+        f(
+            "CaCertificates",
+            "caCertificates",
+            Opaque("[]*v1alpha1.MeshConfig_CertificateData"),
+        ),
         f("DefaultServiceExportTo", "defaultServiceExportTo", StrList),
         f(
             "DefaultVirtualServiceExportTo",
@@ -304,6 +397,11 @@ pub static MESH_CONFIG: Schema = Schema::proto(
             "localityLbSetting",
             Opaque("*v1alpha3.LocalityLoadBalancerSetting"),
         ),
+        f(
+            "ZoneAwareLbSetting",
+            "zoneAwareLbSetting",
+            Opaque("*v1alpha3.ZoneAwareLoadBalancerSetting"),
+        ),
         f("DnsRefreshRate", "dnsRefreshRate", DURATION),
         f("H2UpgradePolicy", "h2UpgradePolicy", Enum(&H2_UPGRADE_POLICY)),
         f("InboundClusterStatName", "inboundClusterStatName", Str),
@@ -313,6 +411,11 @@ pub static MESH_CONFIG: Schema = Schema::proto(
             "ServiceSettings",
             "serviceSettings",
             Opaque("[]*v1alpha1.MeshConfig_ServiceSettings"),
+        ),
+        f(
+            "ServiceScopeConfigs",
+            "serviceScopeConfigs",
+            Opaque("[]*v1alpha1.MeshConfig_ServiceScopeConfigs"),
         ),
         f("EnablePrometheusMerge", "enablePrometheusMerge", BOOL_VALUE),
         f(
@@ -334,7 +437,7 @@ pub static MESH_CONFIG: Schema = Schema::proto(
         f(
             "DiscoverySelectors",
             "discoverySelectors",
-            Opaque("[]*v1.LabelSelector"),
+            Opaque("[]*v1alpha1.LabelSelector"),
         ),
         f(
             "PathNormalization",
@@ -353,9 +456,14 @@ pub static MESH_CONFIG: Schema = Schema::proto(
             Opaque("*v1alpha1.MeshConfig_TLSConfig"),
         ),
         f(
-            "ServiceScopeConfigs",
-            "serviceScopeConfigs",
-            Opaque("[]*v1alpha1.MeshConfig_ServiceScopeConfigs"),
+            "DefaultTrafficPolicy",
+            "defaultTrafficPolicy",
+            Opaque("*v1alpha1.MeshConfig_DefaultTrafficPolicy"),
+        ),
+        f(
+            "ServiceEntryVisibility",
+            "serviceEntryVisibility",
+            Opaque("*v1alpha1.ServiceEntryVisibility"),
         ),
     ],
     &[],
