@@ -86,6 +86,13 @@ impl Template {
         self
     }
 
+    /// Uses `funcs` as the function map, shared without copying (cheaper than [`Template::funcs`]
+    /// when many templates use the same map). Replaces functions added before.
+    pub fn shared_funcs(mut self, funcs: Arc<FuncMap>) -> Self {
+        self.funcs = funcs;
+        self
+    }
+
     /// Limits the number of range iterations an execution may perform (for untrusted
     /// templates; Go has no such limit).
     pub fn max_steps(mut self, n: u64) -> Self {
