@@ -238,11 +238,16 @@ fn parse_arg_number(f: &[u8]) -> (i64, usize, bool) {
 fn int_from_arg(args: &[Value], arg_num: &mut usize) -> Option<i64> {
     let a = args.get(*arg_num)?;
     *arg_num += 1;
-    match a {
+    let n = match a {
         Value::Int(n, _) => Some(*n),
         Value::Uint(n, _) => i64::try_from(*n).ok(),
         _ => None,
+    }?;
+    // Go's tooLarge: widths and precisions beyond 1e6 are refused.
+    if !(-1_000_000..=1_000_000).contains(&n) {
+        return None;
     }
+    Some(n)
 }
 
 fn parse_num(b: &[u8], mut i: usize) -> (Option<usize>, usize) {
@@ -251,7 +256,7 @@ fn parse_num(b: &[u8], mut i: usize) -> (Option<usize>, usize) {
     while i < b.len() && b[i].is_ascii_digit() {
         n = n.saturating_mul(10).saturating_add(usize::from(b[i] - b'0'));
         if n > 1_000_000 {
-            return (None, i + 1);
+            return (None, b.len());
         }
         i += 1;
     }

@@ -241,7 +241,7 @@ pub fn until_step(start: i64, stop: i64, step: i64) -> Result<Value, String> {
     if step == 0 {
         return Ok(any_list(v));
     }
-    if (stop - start).unsigned_abs() / step.unsigned_abs() > 10_000_000 {
+    if (stop - start).unsigned_abs() / step.unsigned_abs() > 1_000_000 {
         return Err("runtime error: makeslice: len out of range".into());
     }
     let mut i = start;
