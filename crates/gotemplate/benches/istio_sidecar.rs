@@ -58,14 +58,14 @@ fn istio_standins() -> FuncMap {
         "annotation",
         Func::new(&[Any, Str, Any], |a| {
             let ann = match &a[0] {
-                Value::Map(m) => m.entries.get("Annotations").cloned(),
+                Value::Map(m) => m.get("Annotations"),
                 _ => None,
             };
             let key = a[1].as_str().unwrap_or("");
             if let Some(Value::Map(ann)) = ann
-                && let Some(v) = ann.entries.get(key)
+                && let Some(v) = ann.get(key)
             {
-                return Ok(v.clone());
+                return Ok(v);
             }
             Ok(Value::str(s(&a[2])))
         }),
@@ -84,7 +84,7 @@ fn istio_standins() -> FuncMap {
         "isset",
         Func::new(&[Any, Str], |a| {
             Ok(Value::Bool(match &a[0] {
-                Value::Map(m) => m.entries.contains_key(a[1].as_str().unwrap_or("")),
+                Value::Map(m) => m.contains_key(a[1].as_str().unwrap_or("")),
                 _ => false,
             }))
         }),
@@ -217,15 +217,12 @@ fn pod_data() -> Value {
         "InboundTrafficPolicyMode": "",
         "Annotations": {}
     });
-    let mut v = Value::from_json(&data);
+    let v = Value::from_json(&data);
     // The interception mode is an enum with a String method, as in Istio's ProxyConfig.
-    if let Value::Map(m) = &mut v {
-        let m = Arc::make_mut(m);
-        if let Some(Value::Map(pc)) = m.entries.get_mut("ProxyConfig") {
-            Arc::make_mut(pc)
-                .entries
-                .insert("InterceptionMode".into(), Value::object(Enum("REDIRECT")));
-        }
+    if let Value::Map(m) = &v
+        && let Some(Value::Map(pc)) = m.get("ProxyConfig")
+    {
+        pc.insert("InterceptionMode".into(), Value::object(Enum("REDIRECT")));
     }
     v
 }

@@ -312,15 +312,10 @@ impl<'t, 'o> State<'t, 'o> {
                 }
             }
             Value::Map(m) => {
-                if !m.entries.is_empty() {
-                    for (k, e) in &m.entries {
-                        self.one_iteration(
-                            r,
-                            mark,
-                            Value::str(k.as_str()),
-                            e.clone(),
-                            m.elem == ElemType::Any,
-                        )?;
+                let pairs = m.pairs();
+                if !pairs.is_empty() {
+                    for (k, e) in pairs {
+                        self.one_iteration(r, mark, Value::str(k), e, m.elem == ElemType::Any)?;
                     }
                     return Ok(());
                 }
@@ -609,7 +604,7 @@ impl<'t, 'o> State<'t, 'o> {
                 if has_args {
                     return self.errorf(format!("{field} is not a method but has arguments"));
                 }
-                Ok(m.entries.get(field).cloned().unwrap_or(Value::Missing))
+                Ok(m.get(field).unwrap_or(Value::Missing))
             }
             v => {
                 let t = if iface {
@@ -725,7 +720,24 @@ impl<'t, 'o> State<'t, 'o> {
             }
             return Ok(v);
         }
+        // Go's `call` names its callee in errors: the first argument's text, or the piped value.
+        let callee = if is_builtin && name == "call" {
+            match args.and_then(|a| a.get(1)) {
+                Some(a) => Some(a.to_string()),
+                None => final_.as_ref().map(reflect_string),
+            }
+        } else {
+            None
+        };
         let argv = self.eval_call_args(dot, f, node, name, args, final_)?;
+        if let Some(callee) = callee {
+            let msg = match argv.first() {
+                None | Some(Value::Missing | Value::Nil) => "call of nil".to_string(),
+                Some(v) => format!("non-function {callee} of type {}", v.type_name()),
+            };
+            self.at(node);
+            return self.errorf(format!("error calling call: {msg}"));
+        }
         match (f.body)(&argv) {
             Ok(v) => Ok(v),
             Err(e) => {
@@ -861,6 +873,15 @@ impl<'t, 'o> State<'t, 'o> {
                 self.out.push_str(&s);
             }
         }
+    }
+}
+
+/// Go's `reflect.Value.String()`: the string itself, or `<T Value>`.
+fn reflect_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.to_string(),
+        Value::Missing => "<invalid Value>".into(),
+        v => format!("<{} Value>", v.type_name()),
     }
 }
 

@@ -364,7 +364,7 @@ impl Printer {
             Value::Map(m) if self.f.sharp_v => {
                 self.buf.push_str(&v.type_name());
                 self.buf.push('{');
-                for (i, (k, e)) in m.entries.iter().enumerate() {
+                for (i, (k, e)) in m.pairs().iter().enumerate() {
                     if i > 0 {
                         self.buf.push_str(", ");
                     }
@@ -386,7 +386,7 @@ impl Printer {
             }
             Value::Map(m) => {
                 self.buf.push_str("map[");
-                for (i, (k, e)) in m.entries.iter().enumerate() {
+                for (i, (k, e)) in m.pairs().iter().enumerate() {
                     if i > 0 {
                         self.buf.push(' ');
                     }

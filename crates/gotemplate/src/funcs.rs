@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::fmt as gofmt;
-use crate::value::{ElemType, List, Map, UintType, Value};
+use crate::value::{ElemType, List, UintType, Value};
 
 /// The Go type of a function parameter, which decides how arguments are converted and checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,10 +78,7 @@ impl ArgType {
             })),
             ArgType::AnySlice => Value::list(vec![]),
             ArgType::AnyMap => Value::map(Default::default()),
-            ArgType::StringMap => Value::Map(Arc::new(Map {
-                elem: ElemType::String,
-                entries: Default::default(),
-            })),
+            ArgType::StringMap => Value::string_map(Default::default()),
             _ => Value::Nil,
         }
     }
@@ -528,8 +525,8 @@ fn index(a: &[Value]) -> Result<Value, String> {
                         return Err(format!("value has type {}; should be string", v.type_name()));
                     }
                 };
-                match m.entries.get(key.as_ref()) {
-                    Some(v) => v.clone(),
+                match m.get(key) {
+                    Some(v) => v,
                     None => match m.elem {
                         ElemType::Any => Value::Nil,
                         ElemType::String => Value::str(""),
@@ -596,7 +593,7 @@ fn length(v: &Value) -> Result<Value, String> {
         Value::Nil => return Err("len of nil pointer".into()),
         Value::String(s) => s.len(),
         Value::List(l) => l.items.len(),
-        Value::Map(m) => m.entries.len(),
+        Value::Map(m) => m.len(),
         Value::Object(o) => {
             if o.is_nil() {
                 return Err("len of nil pointer".into());

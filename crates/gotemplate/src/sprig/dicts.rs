@@ -1,8 +1,7 @@
 //! sprig's dictionary functions (`dict.go`): `dict`, `get`, `set`, `hasKey`, `pick`, `merge`, ...
 //!
-//! Go maps are reference types and sprig's `set`/`unset`/`merge` mutate their argument. Our
-//! maps are immutable shared values, so these functions return the modified copy; templates
-//! that rely on the mutation being visible through another reference differ (documented gap).
+//! Go maps are reference types and sprig's `set`/`unset`/`merge` mutate their argument; so do
+//! these (see [`crate::value::Map`]).
 
 use std::collections::BTreeMap;
 
@@ -13,7 +12,7 @@ use super::util::{strval, type_of};
 
 fn dict_of(v: &Value) -> BTreeMap<String, Value> {
     match v {
-        Value::Map(m) => m.entries.clone(),
+        Value::Map(m) => m.snapshot(),
         _ => BTreeMap::new(),
     }
 }
@@ -30,8 +29,8 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
             }
             Some(existing) => {
                 if let (Value::Map(a), Value::Map(b)) = (&*existing, v) {
-                    let mut merged = a.entries.clone();
-                    merge_into(&mut merged, &b.entries, overwrite);
+                    let mut merged = a.snapshot();
+                    merge_into(&mut merged, &b.snapshot(), overwrite);
                     *existing = Value::map(merged);
                 } else if overwrite || super::util::empty(existing) {
                     if overwrite && super::util::empty(v) && !matches!(v, Value::Map(_)) {
@@ -50,7 +49,13 @@ fn merge(a: &[Value], overwrite: bool) -> Result<Value, String> {
     for src in &a[1..] {
         merge_into(&mut dst, &dict_of(src), overwrite);
     }
-    Ok(Value::map(dst))
+    match &a[0] {
+        Value::Map(m) => {
+            m.replace(dst);
+            Ok(a[0].clone())
+        }
+        _ => Ok(Value::map(dst)),
+    }
 }
 
 /// Registers the dictionary functions.
@@ -79,17 +84,19 @@ pub fn register(m: &mut FuncMap) {
     m.insert(
         "set",
         Func::new(&[AnyMap, Str, Any], |a| {
-            let mut d = dict_of(&a[0]);
-            d.insert(s(&a[1]).to_string(), a[2].clone());
-            Ok(Value::map(d))
+            if let Value::Map(m) = &a[0] {
+                m.insert(s(&a[1]).to_string(), a[2].clone());
+            }
+            Ok(a[0].clone())
         }),
     );
     m.insert(
         "unset",
         Func::new(&[AnyMap, Str], |a| {
-            let mut d = dict_of(&a[0]);
-            d.remove(s(&a[1]));
-            Ok(Value::map(d))
+            if let Value::Map(m) = &a[0] {
+                m.remove(s(&a[1]));
+            }
+            Ok(a[0].clone())
         }),
     );
     m.insert(
@@ -188,7 +195,7 @@ pub fn register(m: &mut FuncMap) {
                     ));
                 };
                 let next = match &cur {
-                    Value::Map(m) => m.entries.get(key).cloned(),
+                    Value::Map(m) => m.get(key),
                     _ => None,
                 };
                 match next {

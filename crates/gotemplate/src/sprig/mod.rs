@@ -18,6 +18,7 @@ mod paths;
 mod regex;
 pub mod semver;
 mod strings;
+mod url;
 pub mod util;
 
 use crate::funcs::FuncMap;
@@ -35,6 +36,7 @@ pub fn funcs() -> FuncMap {
     paths::register(&mut m);
     regex::register(&mut m);
     semver::register(&mut m);
+    url::register(&mut m);
     misc::register(&mut m);
     m
 }

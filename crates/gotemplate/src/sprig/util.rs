@@ -132,7 +132,7 @@ pub fn empty(v: &Value) -> bool {
         Value::Float(f) => *f == 0.0,
         Value::String(s) => s.is_empty(),
         Value::List(l) => l.items.is_empty(),
-        Value::Map(m) => m.entries.is_empty(),
+        Value::Map(m) => m.is_empty(),
         Value::Object(o) => match o.kind() {
             crate::value::ObjectKind::Struct => false,
             crate::value::ObjectKind::Pointer => o.is_nil(),
@@ -142,6 +142,14 @@ pub fn empty(v: &Value) -> bool {
 
 /// `reflect.DeepEqual` on two `interface{}` values.
 pub fn deep_equal(a: &Value, b: &Value) -> bool {
+    deep_equal_at(a, b, 0)
+}
+
+fn deep_equal_at(a: &Value, b: &Value, depth: usize) -> bool {
+    if depth > 100 {
+        return false;
+    }
+    let deep_equal = |p: &Value, q: &Value| deep_equal_at(p, q, depth + 1);
     match (a, b) {
         (Value::Nil | Value::Missing, Value::Nil | Value::Missing) => true,
         (Value::Int(x, t1), Value::Int(y, t2)) => x == y && t1 == t2,
@@ -155,11 +163,13 @@ pub fn deep_equal(a: &Value, b: &Value) -> bool {
                 && x.items.iter().zip(&y.items).all(|(p, q)| deep_equal(p, q))
         }
         (Value::Map(x), Value::Map(y)) => {
+            let (xs, ys) = (x.pairs(), y.pairs());
             x.elem == y.elem
-                && x.entries.len() == y.entries.len()
-                && x.entries
+                && xs.len() == ys.len()
+                && xs
                     .iter()
-                    .all(|(k, v)| y.entries.get(k).is_some_and(|w| deep_equal(v, w)))
+                    .zip(&ys)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && deep_equal(v1, v2))
         }
         (Value::Object(x), Value::Object(y)) => std::sync::Arc::ptr_eq(x, y),
         _ => false,
@@ -259,12 +269,13 @@ fn write_json(out: &mut String, v: &Value, opts: JsonOpts, depth: usize) -> Resu
             out.push(']');
         }
         Value::Map(m) => {
-            if m.entries.is_empty() {
+            let pairs = m.pairs();
+            if pairs.is_empty() {
                 out.push_str("{}");
                 return Ok(());
             }
             out.push('{');
-            for (i, (k, e)) in m.entries.iter().enumerate() {
+            for (i, (k, e)) in pairs.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -355,6 +366,31 @@ pub fn from_json(s: &str) -> Result<Value, String> {
             }
             Err(e.to_string())
         }
+    }
+}
+
+/// A deep copy (`copystructure.Copy`): lists and maps are duplicated recursively.
+pub fn deep_copy(v: &Value) -> Value {
+    deep_copy_at(v, 0)
+}
+
+fn deep_copy_at(v: &Value, depth: usize) -> Value {
+    if depth > 100 {
+        return v.clone();
+    }
+    match v {
+        Value::List(l) => Value::List(std::sync::Arc::new(crate::value::List {
+            elem: l.elem,
+            items: l.items.iter().map(|e| deep_copy_at(e, depth + 1)).collect(),
+        })),
+        Value::Map(m) => Value::Map(std::sync::Arc::new(crate::value::Map::new(
+            m.elem,
+            m.pairs()
+                .into_iter()
+                .map(|(k, e)| (k, deep_copy_at(&e, depth + 1)))
+                .collect(),
+        ))),
+        v => v.clone(),
     }
 }
 
