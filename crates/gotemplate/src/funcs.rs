@@ -135,10 +135,33 @@ impl Func {
     }
 }
 
+/// FNV-1a: function names are short and trusted (they come from the host, not from input),
+/// so a fast non-keyed hash is fine; lookups happen on every function call.
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
 /// A set of named functions (Go's `FuncMap`). Later insertions override earlier ones.
 #[derive(Debug, Clone, Default)]
 pub struct FuncMap {
-    map: HashMap<String, Func>,
+    map: HashMap<String, Func, std::hash::BuildHasherDefault<Fnv>>,
 }
 
 impl FuncMap {

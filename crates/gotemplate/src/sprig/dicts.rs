@@ -33,10 +33,6 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
                     merge_into(&mut merged, &b.snapshot(), overwrite);
                     *existing = Value::map(merged);
                 } else if overwrite || super::util::empty(existing) {
-                    if overwrite && super::util::empty(v) && !matches!(v, Value::Map(_)) {
-                        // mergo.WithOverride does not overwrite with empty values.
-                        continue;
-                    }
                     *existing = v.clone();
                 }
             }

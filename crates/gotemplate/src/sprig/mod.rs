@@ -12,6 +12,7 @@ mod conversion;
 mod defaults;
 mod dicts;
 mod encoding;
+mod jsonerr;
 mod lists;
 mod misc;
 mod paths;

@@ -358,15 +358,12 @@ pub fn json_string(out: &mut String, s: &str, escape_html: bool) {
 /// Go's `json.Unmarshal` into `interface{}` (numbers become `float64`), with Go's error text
 /// for the common cases.
 pub fn from_json(s: &str) -> Result<Value, String> {
-    match serde_json::from_str::<serde_json::Value>(s) {
-        Ok(v) => Ok(Value::from_json(&v)),
-        Err(e) => {
-            if s.trim().is_empty() {
-                return Err("unexpected end of JSON input".into());
-            }
-            Err(e.to_string())
-        }
+    if let Some(e) = super::jsonerr::syntax_error(s) {
+        return Err(e);
     }
+    serde_json::from_str::<serde_json::Value>(s)
+        .map(|v| Value::from_json(&v))
+        .map_err(|e| e.to_string())
 }
 
 /// A deep copy (`copystructure.Copy`): lists and maps are duplicated recursively.
