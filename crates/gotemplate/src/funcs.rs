@@ -397,13 +397,27 @@ fn is_valid(v: &Value) -> bool {
     !matches!(v, Value::Missing | Value::Nil)
 }
 
+/// A named basic type's underlying value (see [`crate::Object::basic`]), for comparisons.
+fn basic(v: &Value) -> std::borrow::Cow<'_, Value> {
+    match v {
+        Value::Object(o) => match o.basic() {
+            Some(b) => std::borrow::Cow::Owned(b),
+            None => std::borrow::Cow::Borrowed(v),
+        },
+        v => std::borrow::Cow::Borrowed(v),
+    }
+}
+
 /// Go's `eq`: `arg1 == arg2[0] || arg1 == arg2[1] ...`.
 pub fn eq(arg1: &Value, arg2: &[Value]) -> Result<bool, String> {
+    let arg1_named = arg1;
+    let arg1 = &*basic(arg1_named);
     if arg2.is_empty() {
         return Err("missing argument for comparison".into());
     }
     let k1 = basic_kind(arg1);
-    for arg in arg2 {
+    for arg_named in arg2 {
+        let arg = &*basic(arg_named);
         let k2 = basic_kind(arg);
         let truth = if k1 != k2 {
             match (arg1, arg) {
@@ -413,8 +427,8 @@ pub fn eq(arg1: &Value, arg2: &[Value]) -> Result<bool, String> {
                     if is_valid(arg1) && is_valid(arg) {
                         return Err(format!(
                             "incompatible types for comparison: {} and {}",
-                            arg1.type_name(),
-                            arg.type_name()
+                            arg1_named.type_name(),
+                            arg_named.type_name()
                         ));
                     }
                     false
@@ -470,7 +484,8 @@ fn obj_nil(v: &Value) -> bool {
 }
 
 /// Go's `lt`.
-pub fn lt(arg1: &Value, arg2: &Value) -> Result<bool, String> {
+pub fn lt(arg1_named: &Value, arg2_named: &Value) -> Result<bool, String> {
+    let (arg1, arg2) = (&*basic(arg1_named), &*basic(arg2_named));
     let k1 = basic_kind(arg1);
     let k2 = basic_kind(arg2);
     if k1 == Kind::Invalid || k2 == Kind::Invalid {
@@ -482,8 +497,8 @@ pub fn lt(arg1: &Value, arg2: &Value) -> Result<bool, String> {
             (Value::Uint(a, _), Value::Int(b, _)) => Ok(*b >= 0 && *a < *b as u64),
             _ => Err(format!(
                 "incompatible types for comparison: {} and {}",
-                arg1.type_name(),
-                arg2.type_name()
+                arg1_named.type_name(),
+                arg2_named.type_name()
             )),
         };
     }

@@ -258,6 +258,12 @@ pub trait Object: Send + Sync + fmt::Debug {
         }
     }
 
+    /// For a named basic type (a protobuf enum is an `int32`, `type Mode string`), the
+    /// underlying value: `eq`, `lt` and friends compare it, and truth tests use it.
+    fn basic(&self) -> Option<Value> {
+        None
+    }
+
     /// The length, for `len`, if the type has one.
     fn len(&self) -> Option<usize> {
         None
@@ -425,9 +431,12 @@ impl Value {
             Value::String(s) => !s.is_empty(),
             Value::List(l) => !l.items.is_empty(),
             Value::Map(m) => !m.is_empty(),
-            Value::Object(o) => match o.kind() {
-                ObjectKind::Struct => true,
-                ObjectKind::Pointer => !o.is_nil(),
+            Value::Object(o) => match o.basic() {
+                Some(b) => b.truth(),
+                None => match o.kind() {
+                    ObjectKind::Struct => true,
+                    ObjectKind::Pointer => !o.is_nil(),
+                },
             },
         }
     }
