@@ -70,8 +70,9 @@ pub(crate) struct State<'t, 'o> {
     steps: u64,
 }
 
-/// Go's maximum depth of nested `{{template}}` calls is 100000; we stop much earlier because
-/// each level uses native stack.
+/// Maximum nesting during execution: `{{template}}` calls plus the `if`/`with`/`range` bodies
+/// entered on the way. Go limits only template calls, at 100000; we stop much earlier, and
+/// count control structures too, because each level uses native stack.
 pub const MAX_EXEC_DEPTH: usize = 1000;
 
 impl<'t, 'o> State<'t, 'o> {
@@ -188,7 +189,22 @@ impl<'t, 'o> State<'t, 'o> {
         }
     }
 
+    fn enter(&mut self) -> R<()> {
+        if self.depth >= MAX_EXEC_DEPTH {
+            return self.errorf(format!("exceeded maximum template depth ({MAX_EXEC_DEPTH})"));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     fn walk_if_or_with(&mut self, with: bool, dot: &Value, b: &'t BranchNode) -> R<()> {
+        self.enter()?;
+        let r = self.walk_if_or_with_inner(with, dot, b);
+        self.depth -= 1;
+        r
+    }
+
+    fn walk_if_or_with_inner(&mut self, with: bool, dot: &Value, b: &'t BranchNode) -> R<()> {
         let mark = self.mark();
         let r = (|| {
             let val = self.eval_pipeline(dot, &b.pipe)?;
@@ -213,9 +229,11 @@ impl<'t, 'o> State<'t, 'o> {
 
     fn walk_range(&mut self, dot: &Value, node: &'t Node, r: &'t BranchNode) -> R<()> {
         self.at(At::Node(node));
+        self.enter()?;
         let outer = self.mark();
         let res = self.walk_range_inner(dot, r);
         self.pop(outer);
+        self.depth -= 1;
         match res {
             Err(Flow::Break) => Ok(()),
             other => other,

@@ -125,6 +125,22 @@ fn recursive_templates_stop_with_an_error() {
 }
 
 #[test]
+fn nested_control_structures_in_recursive_templates_are_bounded() {
+    let body = format!(
+        "{}{{{{template \"r\" .}}}}{}",
+        "{{if 1}}".repeat(150),
+        "{{end}}".repeat(150)
+    );
+    let text = format!("{{{{define \"r\"}}}}{body}{{{{end}}}}{{{{template \"r\" .}}}}");
+    let t = Template::new("t").parse(&text).expect("parses");
+    let err = t.execute(&Value::Nil).expect_err("nesting is bounded");
+    assert!(
+        err.to_string().contains("exceeded maximum template depth"),
+        "{err}"
+    );
+}
+
+#[test]
 fn loops_can_be_bounded() {
     let t = Template::new("t")
         .funcs(&sprig::funcs())
