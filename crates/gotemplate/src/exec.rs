@@ -460,7 +460,7 @@ impl<'t, 'o> State<'t, 'o> {
             && !t.contains(['p', 'P']);
         let is_rune = t.starts_with('\'');
         if n.is_complex {
-            return self.errorf(format!("complex constant {t} is not supported"));
+            return Ok(Value::Complex(n.complex.0, n.complex.1));
         }
         if n.is_float && !is_hex_int && !is_rune && t.contains(['.', 'e', 'E', 'p', 'P']) {
             return Ok(Value::Float(n.float64));

@@ -349,6 +349,19 @@ impl Printer {
             }
             Value::Uint(n, _) => self.fmt_int(false, *n, verb, v),
             Value::Float(x) => self.fmt_float_verb(*x, verb, v),
+            Value::Complex(r, i) => {
+                if !matches!(verb, 'v' | 'b' | 'g' | 'G' | 'x' | 'X' | 'f' | 'F' | 'e' | 'E') {
+                    self.bad_verb(verb, v);
+                    return;
+                }
+                let old = self.f;
+                self.buf.push('(');
+                self.fmt_float_verb(*r, verb, v);
+                self.f.plus = true;
+                self.fmt_float_verb(*i, verb, v);
+                self.buf.push_str("i)");
+                self.f = old;
+            }
             Value::String(s) => self.fmt_string(s, verb, v),
             Value::List(l) if self.f.sharp_v => {
                 self.buf.push_str(&v.type_name());

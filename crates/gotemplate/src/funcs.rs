@@ -379,6 +379,7 @@ enum Kind {
     Int,
     Uint,
     Float,
+    Complex,
     String,
 }
 
@@ -388,6 +389,7 @@ fn basic_kind(v: &Value) -> Kind {
         Value::Int(..) => Kind::Int,
         Value::Uint(..) => Kind::Uint,
         Value::Float(_) => Kind::Float,
+        Value::Complex(..) => Kind::Complex,
         Value::String(_) => Kind::String,
         _ => Kind::Invalid,
     }
@@ -440,6 +442,7 @@ pub fn eq(arg1: &Value, arg2: &[Value]) -> Result<bool, String> {
                 (Value::Int(a, _), Value::Int(b, _)) => a == b,
                 (Value::Uint(a, _), Value::Uint(b, _)) => a == b,
                 (Value::Float(a), Value::Float(b)) => a == b,
+                (Value::Complex(a, b), Value::Complex(c, d)) => a == c && b == d,
                 (Value::String(a), Value::String(b)) => a == b,
                 _ => {
                     let n1 = !is_valid(arg1);

@@ -292,6 +292,8 @@ pub enum Value {
     Uint(u64, UintType),
     /// `float64`
     Float(f64),
+    /// `complex128` (real, imaginary): only from constants like `2i`.
+    Complex(f64, f64),
     /// `string`
     String(Arc<str>),
     /// A slice.
@@ -310,6 +312,7 @@ impl PartialEq for Value {
             (Value::Int(a, x), Value::Int(b, y)) => a == b && x == y,
             (Value::Uint(a, x), Value::Uint(b, y)) => a == b && x == y,
             (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::Complex(a, b), Value::Complex(c, d)) => a == c && b == d,
             (Value::String(a), Value::String(b)) => a == b,
             (Value::List(a), Value::List(b)) => a == b,
             (Value::Map(a), Value::Map(b)) => Arc::ptr_eq(a, b) || a == b,
@@ -385,6 +388,7 @@ impl Value {
             Value::Int(_, t) => Cow::Borrowed(t.name()),
             Value::Uint(_, t) => Cow::Borrowed(t.name()),
             Value::Float(_) => Cow::Borrowed("float64"),
+            Value::Complex(..) => Cow::Borrowed("complex128"),
             Value::String(_) => Cow::Borrowed("string"),
             Value::List(l) => Cow::Owned(format!("[]{}", l.elem.name())),
             Value::Map(m) => Cow::Owned(format!("map[string]{}", m.elem.name())),
@@ -401,6 +405,7 @@ impl Value {
             Value::Int(_, t) => t.name(),
             Value::Uint(_, t) => t.name(),
             Value::Float(_) => "float64",
+            Value::Complex(..) => "complex128",
             Value::String(_) => "string",
             Value::List(_) => "slice",
             Value::Map(_) => "map",
@@ -428,6 +433,7 @@ impl Value {
             Value::Int(n, _) => *n != 0,
             Value::Uint(n, _) => *n != 0,
             Value::Float(f) => *f != 0.0,
+            Value::Complex(r, i) => *r != 0.0 || *i != 0.0,
             Value::String(s) => !s.is_empty(),
             Value::List(l) => !l.items.is_empty(),
             Value::Map(m) => !m.is_empty(),

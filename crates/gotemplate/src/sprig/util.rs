@@ -130,6 +130,7 @@ pub fn empty(v: &Value) -> bool {
         Value::Int(n, _) => *n == 0,
         Value::Uint(n, _) => *n == 0,
         Value::Float(f) => *f == 0.0,
+        Value::Complex(r, i) => *r == 0.0 && *i == 0.0,
         Value::String(s) => s.is_empty(),
         Value::List(l) => l.items.is_empty(),
         Value::Map(m) => m.is_empty(),
@@ -251,6 +252,7 @@ fn write_json(out: &mut String, v: &Value, opts: JsonOpts, depth: usize) -> Resu
             let _ = write!(out, "{n}");
         }
         Value::Float(f) => out.push_str(&json_float(*f)?),
+        Value::Complex(..) => return Err("json: unsupported type: complex128".into()),
         Value::String(s) => json_string(out, s, opts.escape_html),
         Value::List(l) => {
             if l.items.is_empty() {
