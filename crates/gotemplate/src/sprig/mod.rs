@@ -3,10 +3,10 @@
 //! `false` as empty, `trunc` with a negative length keeps the tail, `b64dec` returns the error
 //! text as its result, non-`must` list functions fail on non-lists).
 //!
-//! Gaps, by design or for now: the date, network and certificate families are declared (so
-//! templates parse like in Go) but fail when called; `set`, `unset` and `merge` return the
-//! modified map instead of mutating their argument; `keys` and `values` are sorted (Go's order
-//! is random).
+//! Gaps, by design or for now: the date, network, password and certificate families (`now`,
+//! `date`, `getHostByName`, `derivePassword`, `genCA`, `bcrypt`, `encryptAES`, ...) are declared
+//! (so templates parse like in Go) but fail when called; `keys` and `values` are sorted (Go's
+//! order is random); `randInt`, `shuffle`, `uuidv4` and `rand*` use a non-cryptographic source.
 
 mod conversion;
 mod defaults;
