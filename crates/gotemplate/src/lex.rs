@@ -314,7 +314,7 @@ impl<'a> Lexer<'a> {
 
     fn ignore(&mut self) {
         let skipped = self.input.get(self.start..self.pos).unwrap_or("");
-        self.line += skipped.matches('\n').count();
+        self.line += skipped.bytes().filter(|&b| b == b'\n').count();
         self.start = self.pos;
         self.start_line = self.line;
     }
@@ -409,7 +409,7 @@ impl<'a> Lexer<'a> {
                 }
                 self.pos -= trim_length;
                 let text = self.input.get(self.start..self.pos).unwrap_or("");
-                self.line += text.matches('\n').count();
+                self.line += text.bytes().filter(|&b| b == b'\n').count();
                 let i = self.this_item(ItemType::Text);
                 self.pos += trim_length;
                 self.ignore();
@@ -422,7 +422,7 @@ impl<'a> Lexer<'a> {
         self.pos = self.input.len();
         if self.pos > self.start {
             let text = self.input.get(self.start..self.pos).unwrap_or("");
-            self.line += text.matches('\n').count();
+            self.line += text.bytes().filter(|&b| b == b'\n').count();
             return self.emit(ItemType::Text);
         }
         self.emit(ItemType::Eof)
@@ -467,7 +467,7 @@ impl<'a> Lexer<'a> {
             return self.errorf("comment ends before closing delimiter".into());
         }
         let text = self.input.get(self.start..self.pos).unwrap_or("");
-        self.line += text.matches('\n').count();
+        self.line += text.bytes().filter(|&b| b == b'\n').count();
         let i = self.this_item(ItemType::Comment);
         if trim_space {
             self.pos += 2;
