@@ -571,6 +571,7 @@ fn index(a: &[Value]) -> Result<Value, String> {
                     None => match m.elem {
                         ElemType::Any => Value::Nil,
                         ElemType::String => Value::str(""),
+                        ElemType::Int => Value::int(0),
                     },
                 }
             }

@@ -82,6 +82,8 @@ pub enum ElemType {
     Any,
     /// `string`.
     String,
+    /// `int` (sprig's `until` and `untilStep` return `[]int`).
+    Int,
 }
 
 impl ElemType {
@@ -89,6 +91,7 @@ impl ElemType {
         match self {
             ElemType::Any => "interface {}",
             ElemType::String => "string",
+            ElemType::Int => "int",
         }
     }
 }

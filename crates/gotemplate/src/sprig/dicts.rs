@@ -23,6 +23,10 @@ fn s(v: &Value) -> &str {
 
 fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, overwrite: bool) {
     for (k, v) in src {
+        // mergo skips nil source values.
+        if matches!(v, Value::Nil | Value::Missing) {
+            continue;
+        }
         match dst.get_mut(k) {
             None => {
                 dst.insert(k.clone(), v.clone());

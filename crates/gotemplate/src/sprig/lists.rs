@@ -136,6 +136,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
     let list = &a[0];
     let l = match list {
         Value::List(l) => &l.items,
+        Value::Nil | Value::Missing => return Err(NIL_DEREF.into()),
         v => {
             return Err(format!(
                 "list should be type of slice or array but {}",
@@ -235,8 +236,16 @@ pub fn register(m: &mut FuncMap) {
     );
 }
 
-/// sprig's `untilStep`.
+fn int_list(items: Vec<Value>) -> Value {
+    Value::List(Arc::new(List {
+        elem: crate::value::ElemType::Int,
+        items,
+    }))
+}
+
+/// sprig's `untilStep` (a `[]int`).
 pub fn until_step(start: i64, stop: i64, step: i64) -> Result<Value, String> {
+    let any_list = int_list;
     let mut v = vec![];
     if step == 0 {
         return Ok(any_list(v));
