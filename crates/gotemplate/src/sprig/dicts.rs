@@ -17,6 +17,14 @@ fn dict_of(v: &Value) -> BTreeMap<String, Value> {
     }
 }
 
+/// The dynamic type as Go's interface-conversion panic names it (`nil` for nil).
+fn iface_type(v: &Value) -> String {
+    match v {
+        Value::Nil | Value::Missing => "nil".into(),
+        v => type_of(v),
+    }
+}
+
 fn s(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
@@ -178,12 +186,19 @@ pub fn register(m: &mut FuncMap) {
             let dict = &a[a.len() - 1];
             let default = &a[a.len() - 2];
             let keys = &a[..a.len() - 2];
+            // Like sprig: every key must be a string before the dict is looked at.
+            if let Some(k) = keys.iter().find(|k| k.as_str().is_none()) {
+                return Err(format!(
+                    "interface conversion: interface {{}} is {}, not string",
+                    iface_type(k)
+                ));
+            }
             let mut cur = match dict {
                 Value::Map(_) => dict.clone(),
                 v => {
                     return Err(format!(
                         "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
-                        type_of(v)
+                        iface_type(v)
                     ));
                 }
             };
@@ -191,7 +206,7 @@ pub fn register(m: &mut FuncMap) {
                 let Some(key) = k.as_str() else {
                     return Err(format!(
                         "interface conversion: interface {{}} is {}, not string",
-                        type_of(k)
+                        iface_type(k)
                     ));
                 };
                 let next = match &cur {
@@ -204,7 +219,7 @@ pub fn register(m: &mut FuncMap) {
                         if i + 1 < keys.len() && !matches!(&v, Value::Map(m) if m.elem == ElemType::Any) {
                             return Err(format!(
                                 "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
-                                type_of(&v)
+                                iface_type(&v)
                             ));
                         }
                         cur = v;

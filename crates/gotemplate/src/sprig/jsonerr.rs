@@ -38,7 +38,10 @@ impl Scanner<'_> {
     }
 
     fn err(c: char, ctx: &str) -> String {
-        format!("invalid character {} {ctx}", quote_char(c))
+        // Go's scanner reports the offending byte: a multi-byte character shows its first byte.
+        let mut buf = [0u8; 4];
+        let first = c.encode_utf8(&mut buf).as_bytes()[0];
+        format!("invalid character {} {ctx}", quote_char(char::from(first)))
     }
 
     fn eof() -> String {

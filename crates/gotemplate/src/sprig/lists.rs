@@ -51,7 +51,11 @@ fn prepend(a: &[Value]) -> Result<Value, String> {
 }
 
 fn chunk(size: i64, list: &Value) -> Result<Value, String> {
-    let l = items(list, "chunk")?;
+    let l = match list {
+        Value::Nil | Value::Missing => return Err(NIL_DEREF.into()),
+        Value::List(l) => &l.items,
+        v => return Err(format!("Cannot chunk type {}", kind_of(v))),
+    };
     if size <= 0 {
         return Err("runtime error: makeslice: len out of range".into());
     }
@@ -83,10 +87,9 @@ fn rest(a: &[Value]) -> Result<Value, String> {
 
 fn initial(a: &[Value]) -> Result<Value, String> {
     let l = items(&a[0], "find initial")?;
-    if l.is_empty() {
-        return Ok(Value::Nil);
-    }
-    Ok(any_list(l[..l.len() - 1].to_vec()))
+    Ok(any_list(
+        l.get(..l.len().saturating_sub(1)).unwrap_or(&[]).to_vec(),
+    ))
 }
 
 fn reverse(a: &[Value]) -> Result<Value, String> {

@@ -18,7 +18,70 @@ fn int(v: &Value) -> i64 {
 /// Compiles with the `regex` crate, translating the common syntax errors to Go's
 /// `regexp/syntax` texts (`error parsing regexp: missing closing ]: `[``).
 fn compile(re: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(re).map_err(|e| format!("error parsing regexp: {}", go_error(re, &e.to_string())))
+    regex::Regex::new(&literal_braces(re))
+        .map_err(|e| format!("error parsing regexp: {}", go_error(re, &e.to_string())))
+}
+
+/// Go's RE2 parser takes a `{` that does not start a valid repetition (`{n}`, `{n,}`, `{n,m}`)
+/// as a literal; the `regex` crate rejects it, so escape such braces first.
+fn literal_braces(re: &str) -> String {
+    let chars: Vec<char> = re.chars().collect();
+    let mut out = String::with_capacity(re.len());
+    let mut i = 0;
+    let mut in_class = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            out.push(c);
+            if let Some(n) = chars.get(i + 1) {
+                out.push(*n);
+            }
+            i += 2;
+            continue;
+        }
+        if in_class {
+            if c == ']' {
+                in_class = false;
+            }
+            out.push(c);
+        } else if c == '[' {
+            in_class = true;
+            out.push(c);
+            // A ']' right after '[' or '[^' is literal.
+            if chars.get(i + 1) == Some(&'^') {
+                out.push('^');
+                i += 1;
+            }
+            if chars.get(i + 1) == Some(&']') {
+                out.push(']');
+                i += 1;
+            }
+        } else if c == '{' {
+            match valid_repeat(&chars[i..]) {
+                Some(len) => {
+                    out.extend(&chars[i..i + len]);
+                    i += len;
+                    continue;
+                }
+                None => out.push_str("\\{"),
+            }
+        } else if c == '}' {
+            out.push_str("\\}");
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The length of a valid repetition `{n}`, `{n,}` or `{n,m}` at the start of `s`.
+fn valid_repeat(s: &[char]) -> Option<usize> {
+    let end = s.iter().position(|&c| c == '}')?;
+    let body: String = s.get(1..end)?.iter().collect();
+    let (a, b) = body.split_once(',').unwrap_or((&body, ""));
+    let ok = !a.is_empty() && a.chars().all(|c| c.is_ascii_digit()) && b.chars().all(|c| c.is_ascii_digit());
+    ok.then_some(end + 1)
 }
 
 fn go_error(re: &str, msg: &str) -> String {
