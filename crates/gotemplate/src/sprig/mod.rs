@@ -6,7 +6,10 @@
 //! Gaps, by design or for now: the date, network, password and certificate families (`now`,
 //! `date`, `getHostByName`, `derivePassword`, `genCA`, `bcrypt`, `encryptAES`, ...) are declared
 //! (so templates parse like in Go) but fail when called; `keys` and `values` are sorted (Go's
-//! order is random); `randInt`, `shuffle`, `uuidv4` and `rand*` use a non-cryptographic source.
+//! order is random); `randInt`, `shuffle`, `uuidv4` and `rand*` use a non-cryptographic source;
+//! `snakecase`, `kebabcase` and `camelcase` approximate `huandu/xstrings` (identical on plain
+//! identifiers, they differ on punctuation and symbols); `initials`, `abbrevboth` and `wrap`
+//! work on characters where Go's libraries sometimes work on bytes.
 
 mod conversion;
 mod defaults;
