@@ -38,6 +38,10 @@ type Case struct {
 	TemplateFile string          `json:"template_file,omitempty"`
 	DataKind     string          `json:"data_kind,omitempty"`
 	Fixture      string          `json:"fixture,omitempty"`
+	// Fields of the istio oracle's cases; such groups are skipped here.
+	ValuesFile         string `json:"values_file,omitempty"`
+	TemplateConfigFile string `json:"template_config_file,omitempty"`
+	TemplateName       string `json:"template_name,omitempty"`
 }
 
 // Result is one entry of an expected file.

@@ -70,8 +70,9 @@ pub(crate) struct State<'t, 'o> {
     steps: u64,
 }
 
-/// Go's maximum depth of nested `{{template}}` calls is 100000; we stop much earlier because
-/// each level uses native stack.
+/// Maximum nesting during execution: `{{template}}` calls plus the `if`/`with`/`range` bodies
+/// entered on the way. Go limits only template calls, at 100000; we stop much earlier, and
+/// count control structures too, because each level uses native stack.
 pub const MAX_EXEC_DEPTH: usize = 1000;
 
 impl<'t, 'o> State<'t, 'o> {
@@ -188,7 +189,22 @@ impl<'t, 'o> State<'t, 'o> {
         }
     }
 
+    fn enter(&mut self) -> R<()> {
+        if self.depth >= MAX_EXEC_DEPTH {
+            return self.errorf(format!("exceeded maximum template depth ({MAX_EXEC_DEPTH})"));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     fn walk_if_or_with(&mut self, with: bool, dot: &Value, b: &'t BranchNode) -> R<()> {
+        self.enter()?;
+        let r = self.walk_if_or_with_inner(with, dot, b);
+        self.depth -= 1;
+        r
+    }
+
+    fn walk_if_or_with_inner(&mut self, with: bool, dot: &Value, b: &'t BranchNode) -> R<()> {
         let mark = self.mark();
         let r = (|| {
             let val = self.eval_pipeline(dot, &b.pipe)?;
@@ -213,9 +229,11 @@ impl<'t, 'o> State<'t, 'o> {
 
     fn walk_range(&mut self, dot: &Value, node: &'t Node, r: &'t BranchNode) -> R<()> {
         self.at(At::Node(node));
+        self.enter()?;
         let outer = self.mark();
         let res = self.walk_range_inner(dot, r);
         self.pop(outer);
+        self.depth -= 1;
         match res {
             Err(Flow::Break) => Ok(()),
             other => other,
@@ -312,15 +330,10 @@ impl<'t, 'o> State<'t, 'o> {
                 }
             }
             Value::Map(m) => {
-                if !m.entries.is_empty() {
-                    for (k, e) in &m.entries {
-                        self.one_iteration(
-                            r,
-                            mark,
-                            Value::str(k.as_str()),
-                            e.clone(),
-                            m.elem == ElemType::Any,
-                        )?;
+                let pairs = m.pairs();
+                if !pairs.is_empty() {
+                    for (k, e) in pairs {
+                        self.one_iteration(r, mark, Value::str(k), e, m.elem == ElemType::Any)?;
                     }
                     return Ok(());
                 }
@@ -447,7 +460,7 @@ impl<'t, 'o> State<'t, 'o> {
             && !t.contains(['p', 'P']);
         let is_rune = t.starts_with('\'');
         if n.is_complex {
-            return self.errorf(format!("complex constant {t} is not supported"));
+            return Ok(Value::Complex(n.complex.0, n.complex.1));
         }
         if n.is_float && !is_hex_int && !is_rune && t.contains(['.', 'e', 'E', 'p', 'P']) {
             return Ok(Value::Float(n.float64));
@@ -609,7 +622,7 @@ impl<'t, 'o> State<'t, 'o> {
                 if has_args {
                     return self.errorf(format!("{field} is not a method but has arguments"));
                 }
-                Ok(m.entries.get(field).cloned().unwrap_or(Value::Missing))
+                Ok(m.get(field).unwrap_or(Value::Missing))
             }
             v => {
                 let t = if iface {
@@ -725,7 +738,24 @@ impl<'t, 'o> State<'t, 'o> {
             }
             return Ok(v);
         }
+        // Go's `call` names its callee in errors: the first argument's text, or the piped value.
+        let callee = if is_builtin && name == "call" {
+            match args.and_then(|a| a.get(1)) {
+                Some(a) => Some(a.to_string()),
+                None => final_.as_ref().map(reflect_string),
+            }
+        } else {
+            None
+        };
         let argv = self.eval_call_args(dot, f, node, name, args, final_)?;
+        if let Some(callee) = callee {
+            let msg = match argv.first() {
+                None | Some(Value::Missing | Value::Nil) => "call of nil".to_string(),
+                Some(v) => format!("non-function {callee} of type {}", v.type_name()),
+            };
+            self.at(node);
+            return self.errorf(format!("error calling call: {msg}"));
+        }
         match (f.body)(&argv) {
             Ok(v) => Ok(v),
             Err(e) => {
@@ -861,6 +891,15 @@ impl<'t, 'o> State<'t, 'o> {
                 self.out.push_str(&s);
             }
         }
+    }
+}
+
+/// Go's `reflect.Value.String()`: the string itself, or `<T Value>`.
+fn reflect_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.to_string(),
+        Value::Missing => "<invalid Value>".into(),
+        v => format!("<{} Value>", v.type_name()),
     }
 }
 

@@ -135,8 +135,10 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
                 i += 1;
                 match int_from_arg(args, &mut arg_num) {
                     Some(pr) if pr >= 0 => p.f.prec = Some(pr as usize),
-                    Some(_) => p.f.prec = None,
-                    None => p.buf.push_str("%!(BADPREC)"),
+                    _ => {
+                        p.f.prec = None;
+                        p.buf.push_str("%!(BADPREC)");
+                    }
                 }
                 after_index = false;
             } else {
@@ -238,11 +240,16 @@ fn parse_arg_number(f: &[u8]) -> (i64, usize, bool) {
 fn int_from_arg(args: &[Value], arg_num: &mut usize) -> Option<i64> {
     let a = args.get(*arg_num)?;
     *arg_num += 1;
-    match a {
+    let n = match a {
         Value::Int(n, _) => Some(*n),
         Value::Uint(n, _) => i64::try_from(*n).ok(),
         _ => None,
+    }?;
+    // Go's tooLarge: widths and precisions beyond 1e6 are refused.
+    if !(-1_000_000..=1_000_000).contains(&n) {
+        return None;
     }
+    Some(n)
 }
 
 fn parse_num(b: &[u8], mut i: usize) -> (Option<usize>, usize) {
@@ -251,7 +258,7 @@ fn parse_num(b: &[u8], mut i: usize) -> (Option<usize>, usize) {
     while i < b.len() && b[i].is_ascii_digit() {
         n = n.saturating_mul(10).saturating_add(usize::from(b[i] - b'0'));
         if n > 1_000_000 {
-            return (None, i + 1);
+            return (None, b.len());
         }
         i += 1;
     }
@@ -330,7 +337,8 @@ impl Printer {
                 } else if self.f.sharp_v {
                     self.buf.push_str("interface {}(nil)");
                 } else {
-                    self.pad("<nil>");
+                    // Go writes a nil element without padding.
+                    self.buf.push_str("<nil>");
                 }
             }
             Value::Bool(b) => match verb {
@@ -344,6 +352,19 @@ impl Printer {
             }
             Value::Uint(n, _) => self.fmt_int(false, *n, verb, v),
             Value::Float(x) => self.fmt_float_verb(*x, verb, v),
+            Value::Complex(r, i) => {
+                if !matches!(verb, 'v' | 'b' | 'g' | 'G' | 'x' | 'X' | 'f' | 'F' | 'e' | 'E') {
+                    self.bad_verb(verb, v);
+                    return;
+                }
+                let old = self.f;
+                self.buf.push('(');
+                self.fmt_float_verb(*r, verb, v);
+                self.f.plus = true;
+                self.fmt_float_verb(*i, verb, v);
+                self.buf.push_str("i)");
+                self.f = old;
+            }
             Value::String(s) => self.fmt_string(s, verb, v),
             Value::List(l) if self.f.sharp_v => {
                 self.buf.push_str(&v.type_name());
@@ -359,7 +380,7 @@ impl Printer {
             Value::Map(m) if self.f.sharp_v => {
                 self.buf.push_str(&v.type_name());
                 self.buf.push('{');
-                for (i, (k, e)) in m.entries.iter().enumerate() {
+                for (i, (k, e)) in m.pairs().iter().enumerate() {
                     if i > 0 {
                         self.buf.push_str(", ");
                     }
@@ -381,7 +402,7 @@ impl Printer {
             }
             Value::Map(m) => {
                 self.buf.push_str("map[");
-                for (i, (k, e)) in m.entries.iter().enumerate() {
+                for (i, (k, e)) in m.pairs().iter().enumerate() {
                     if i > 0 {
                         self.buf.push(' ');
                     }
@@ -506,6 +527,7 @@ impl Printer {
                 self.pad(&q);
             }
             'U' => {
+                let u = if negative { u.wrapping_neg() } else { u };
                 let mut s = format!("U+{u:04X}");
                 if self.f.sharp
                     && let Some(c) = u32::try_from(u).ok().and_then(char::from_u32)
@@ -583,15 +605,28 @@ impl Printer {
     fn fmt_float_verb(&mut self, x: f64, verb: char, v: &Value) {
         match verb {
             'v' => self.fmt_float(x, 'g', None),
+            'b' => {
+                let s = format_binary_float(x);
+                self.fmt_float_str(s);
+            }
             'g' | 'G' | 'x' | 'X' => self.fmt_float(x, verb, None),
             'e' | 'E' | 'f' | 'F' => self.fmt_float(x, verb, Some(6)),
             _ => self.bad_verb(verb, v),
         }
     }
 
+    /// Pads an already formatted float like Go's `fmtFloat` does (sign handling, zero padding).
+    fn fmt_float_str(&mut self, num: String) {
+        self.fmt_float_num(num, 'b', None);
+    }
+
     fn fmt_float(&mut self, x: f64, verb: char, default_prec: Option<usize>) {
         let prec = self.f.prec.or(default_prec);
-        let mut num = format_float(x, verb, prec);
+        let num = format_float(x, verb, prec);
+        self.fmt_float_num(num, verb, prec);
+    }
+
+    fn fmt_float_num(&mut self, mut num: String, verb: char, prec: Option<usize>) {
         if !num.starts_with(['-', '+']) {
             num.insert(0, '+');
         }
@@ -608,7 +643,7 @@ impl Printer {
             self.f.zero = old;
             return;
         }
-        if self.f.sharp {
+        if self.f.sharp && verb != 'b' {
             num = sharpen_float(&num, verb, prec);
         }
         if self.f.plus || !num.starts_with('+') {
@@ -631,6 +666,23 @@ impl Printer {
         let s = num[1..].to_string();
         self.pad(&s);
     }
+}
+
+/// Go's `%b` of a float64: decimal mantissa and binary exponent (`6755399441055744p-52`).
+fn format_binary_float(x: f64) -> String {
+    let bits = x.to_bits();
+    let neg = bits >> 63 != 0;
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let mut mant = bits & ((1u64 << 52) - 1);
+    let e = if exp == 0 {
+        -1074
+    } else {
+        mant |= 1u64 << 52;
+        exp - 1075
+    };
+    let sign = if neg { "-" } else { "" };
+    let esign = if e >= 0 { "+" } else { "" };
+    format!("{sign}{mant}p{esign}{e}")
 }
 
 /// Go's `#` flag on floats: always a decimal point, and for `%g` trailing zeros up to the

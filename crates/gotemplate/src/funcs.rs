@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::fmt as gofmt;
-use crate::value::{ElemType, List, Map, UintType, Value};
+use crate::value::{ElemType, List, UintType, Value};
 
 /// The Go type of a function parameter, which decides how arguments are converted and checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,10 +78,7 @@ impl ArgType {
             })),
             ArgType::AnySlice => Value::list(vec![]),
             ArgType::AnyMap => Value::map(Default::default()),
-            ArgType::StringMap => Value::Map(Arc::new(Map {
-                elem: ElemType::String,
-                entries: Default::default(),
-            })),
+            ArgType::StringMap => Value::string_map(Default::default()),
             _ => Value::Nil,
         }
     }
@@ -138,10 +135,33 @@ impl Func {
     }
 }
 
+/// FNV-1a: function names are short and trusted (they come from the host, not from input),
+/// so a fast non-keyed hash is fine; lookups happen on every function call.
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
 /// A set of named functions (Go's `FuncMap`). Later insertions override earlier ones.
 #[derive(Debug, Clone, Default)]
 pub struct FuncMap {
-    map: HashMap<String, Func>,
+    map: HashMap<String, Func, std::hash::BuildHasherDefault<Fnv>>,
 }
 
 impl FuncMap {
@@ -359,6 +379,7 @@ enum Kind {
     Int,
     Uint,
     Float,
+    Complex,
     String,
 }
 
@@ -368,6 +389,7 @@ fn basic_kind(v: &Value) -> Kind {
         Value::Int(..) => Kind::Int,
         Value::Uint(..) => Kind::Uint,
         Value::Float(_) => Kind::Float,
+        Value::Complex(..) => Kind::Complex,
         Value::String(_) => Kind::String,
         _ => Kind::Invalid,
     }
@@ -377,13 +399,27 @@ fn is_valid(v: &Value) -> bool {
     !matches!(v, Value::Missing | Value::Nil)
 }
 
+/// A named basic type's underlying value (see [`crate::Object::basic`]), for comparisons.
+fn basic(v: &Value) -> std::borrow::Cow<'_, Value> {
+    match v {
+        Value::Object(o) => match o.basic() {
+            Some(b) => std::borrow::Cow::Owned(b),
+            None => std::borrow::Cow::Borrowed(v),
+        },
+        v => std::borrow::Cow::Borrowed(v),
+    }
+}
+
 /// Go's `eq`: `arg1 == arg2[0] || arg1 == arg2[1] ...`.
 pub fn eq(arg1: &Value, arg2: &[Value]) -> Result<bool, String> {
+    let arg1_named = arg1;
+    let arg1 = &*basic(arg1_named);
     if arg2.is_empty() {
         return Err("missing argument for comparison".into());
     }
     let k1 = basic_kind(arg1);
-    for arg in arg2 {
+    for arg_named in arg2 {
+        let arg = &*basic(arg_named);
         let k2 = basic_kind(arg);
         let truth = if k1 != k2 {
             match (arg1, arg) {
@@ -393,8 +429,8 @@ pub fn eq(arg1: &Value, arg2: &[Value]) -> Result<bool, String> {
                     if is_valid(arg1) && is_valid(arg) {
                         return Err(format!(
                             "incompatible types for comparison: {} and {}",
-                            arg1.type_name(),
-                            arg.type_name()
+                            arg1_named.type_name(),
+                            arg_named.type_name()
                         ));
                     }
                     false
@@ -406,6 +442,7 @@ pub fn eq(arg1: &Value, arg2: &[Value]) -> Result<bool, String> {
                 (Value::Int(a, _), Value::Int(b, _)) => a == b,
                 (Value::Uint(a, _), Value::Uint(b, _)) => a == b,
                 (Value::Float(a), Value::Float(b)) => a == b,
+                (Value::Complex(a, b), Value::Complex(c, d)) => a == c && b == d,
                 (Value::String(a), Value::String(b)) => a == b,
                 _ => {
                     let n1 = !is_valid(arg1);
@@ -450,7 +487,8 @@ fn obj_nil(v: &Value) -> bool {
 }
 
 /// Go's `lt`.
-pub fn lt(arg1: &Value, arg2: &Value) -> Result<bool, String> {
+pub fn lt(arg1_named: &Value, arg2_named: &Value) -> Result<bool, String> {
+    let (arg1, arg2) = (&*basic(arg1_named), &*basic(arg2_named));
     let k1 = basic_kind(arg1);
     let k2 = basic_kind(arg2);
     if k1 == Kind::Invalid || k2 == Kind::Invalid {
@@ -462,8 +500,8 @@ pub fn lt(arg1: &Value, arg2: &Value) -> Result<bool, String> {
             (Value::Uint(a, _), Value::Int(b, _)) => Ok(*b >= 0 && *a < *b as u64),
             _ => Err(format!(
                 "incompatible types for comparison: {} and {}",
-                arg1.type_name(),
-                arg2.type_name()
+                arg1_named.type_name(),
+                arg2_named.type_name()
             )),
         };
     }
@@ -528,11 +566,12 @@ fn index(a: &[Value]) -> Result<Value, String> {
                         return Err(format!("value has type {}; should be string", v.type_name()));
                     }
                 };
-                match m.entries.get(key.as_ref()) {
-                    Some(v) => v.clone(),
+                match m.get(key) {
+                    Some(v) => v,
                     None => match m.elem {
                         ElemType::Any => Value::Nil,
                         ElemType::String => Value::str(""),
+                        ElemType::Int => Value::int(0),
                     },
                 }
             }
@@ -596,7 +635,7 @@ fn length(v: &Value) -> Result<Value, String> {
         Value::Nil => return Err("len of nil pointer".into()),
         Value::String(s) => s.len(),
         Value::List(l) => l.items.len(),
-        Value::Map(m) => m.entries.len(),
+        Value::Map(m) => m.len(),
         Value::Object(o) => {
             if o.is_nil() {
                 return Err("len of nil pointer".into());

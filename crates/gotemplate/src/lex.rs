@@ -4,6 +4,8 @@
 //! one emits. States and error texts follow Go exactly, because parse errors are part of the
 //! observable behaviour (`template: t:1: unclosed action`).
 
+use std::borrow::Cow;
+
 /// The kind of a lexed item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ItemType {
@@ -118,18 +120,18 @@ fn keyword(word: &str) -> Option<ItemType> {
 
 /// A token with its position (byte offset), text and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
+pub struct Item<'a> {
     /// The kind.
     pub typ: ItemType,
     /// Byte offset of the item in the input.
     pub pos: usize,
-    /// The text (or the error message).
-    pub val: String,
+    /// The text (or the error message); borrowed from the input except for errors.
+    pub val: Cow<'a, str>,
     /// The line number at the start of the item.
     pub line: usize,
 }
 
-impl std::fmt::Display for Item {
+impl std::fmt::Display for Item<'_> {
     /// Go's `item.String()`, used inside parse errors.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.typ {
@@ -191,7 +193,7 @@ pub struct Lexer<'a> {
     paren_depth: i64,
     line: usize,
     start_line: usize,
-    item: Option<Item>,
+    item: Option<Item<'a>>,
     inside_action: bool,
     /// Options set by the parser before lexing starts.
     pub options: LexOptions,
@@ -287,11 +289,11 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn this_item(&mut self, typ: ItemType) -> Item {
+    fn this_item(&mut self, typ: ItemType) -> Item<'a> {
         let i = Item {
             typ,
             pos: self.start,
-            val: self.input.get(self.start..self.pos).unwrap_or("").to_string(),
+            val: Cow::Borrowed(self.input.get(self.start..self.pos).unwrap_or("")),
             line: self.start_line,
         };
         self.start = self.pos;
@@ -305,14 +307,14 @@ impl<'a> Lexer<'a> {
         None
     }
 
-    fn emit_item(&mut self, i: Item) -> Option<State> {
+    fn emit_item(&mut self, i: Item<'a>) -> Option<State> {
         self.item = Some(i);
         None
     }
 
     fn ignore(&mut self) {
         let skipped = self.input.get(self.start..self.pos).unwrap_or("");
-        self.line += skipped.matches('\n').count();
+        self.line += skipped.bytes().filter(|&b| b == b'\n').count();
         self.start = self.pos;
         self.start_line = self.line;
     }
@@ -340,7 +342,7 @@ impl<'a> Lexer<'a> {
         self.item = Some(Item {
             typ: ItemType::Error,
             pos: self.start,
-            val: msg,
+            val: Cow::Owned(msg),
             line: self.start_line,
         });
         self.start = 0;
@@ -350,7 +352,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Returns the next item.
-    pub fn next_item(&mut self) -> Item {
+    pub fn next_item(&mut self) -> Item<'a> {
         self.item = None;
         let mut state = if self.inside_action {
             State::InsideAction
@@ -364,7 +366,7 @@ impl<'a> Lexer<'a> {
                     return self.item.take().unwrap_or(Item {
                         typ: ItemType::Eof,
                         pos: self.pos,
-                        val: "EOF".into(),
+                        val: Cow::Borrowed("EOF"),
                         line: self.start_line,
                     });
                 }
@@ -407,7 +409,7 @@ impl<'a> Lexer<'a> {
                 }
                 self.pos -= trim_length;
                 let text = self.input.get(self.start..self.pos).unwrap_or("");
-                self.line += text.matches('\n').count();
+                self.line += text.bytes().filter(|&b| b == b'\n').count();
                 let i = self.this_item(ItemType::Text);
                 self.pos += trim_length;
                 self.ignore();
@@ -420,7 +422,7 @@ impl<'a> Lexer<'a> {
         self.pos = self.input.len();
         if self.pos > self.start {
             let text = self.input.get(self.start..self.pos).unwrap_or("");
-            self.line += text.matches('\n').count();
+            self.line += text.bytes().filter(|&b| b == b'\n').count();
             return self.emit(ItemType::Text);
         }
         self.emit(ItemType::Eof)
@@ -465,7 +467,7 @@ impl<'a> Lexer<'a> {
             return self.errorf("comment ends before closing delimiter".into());
         }
         let text = self.input.get(self.start..self.pos).unwrap_or("");
-        self.line += text.matches('\n').count();
+        self.line += text.bytes().filter(|&b| b == b'\n').count();
         let i = self.this_item(ItemType::Comment);
         if trim_space {
             self.pos += 2;
@@ -591,11 +593,11 @@ impl<'a> Lexer<'a> {
                 continue;
             }
             self.backup();
-            let word = self.input.get(self.start..self.pos).unwrap_or("").to_string();
+            let word = self.input.get(self.start..self.pos).unwrap_or("");
             if !self.at_terminator() {
                 return self.errorf(format!("bad character {}", crate::fmt::unicode_sharp_u(r)));
             }
-            if let Some(item) = keyword(&word) {
+            if let Some(item) = keyword(word) {
                 if (item == ItemType::Break && !self.options.break_ok)
                     || (item == ItemType::Continue && !self.options.continue_ok)
                 {
@@ -769,7 +771,7 @@ mod tests {
         for _ in 0..1000 {
             let i = l.next_item();
             let done = matches!(i.typ, ItemType::Eof | ItemType::Error);
-            out.push((i.typ, i.val));
+            out.push((i.typ, i.val.into_owned()));
             if done {
                 break;
             }

@@ -67,6 +67,7 @@ pub struct Template {
     pub(crate) trees: HashMap<String, Arc<Tree>>,
     pub(crate) funcs: Arc<FuncMap>,
     pub(crate) max_steps: Option<u64>,
+    delims: (String, String),
 }
 
 impl Template {
@@ -77,12 +78,27 @@ impl Template {
             trees: HashMap::new(),
             funcs: Arc::new(FuncMap::new()),
             max_steps: None,
+            delims: (String::new(), String::new()),
         }
     }
 
     /// Adds functions (Go's `Funcs`); later maps override earlier ones. Call before `parse`.
     pub fn funcs(mut self, funcs: &FuncMap) -> Self {
         Arc::make_mut(&mut self.funcs).extend(funcs);
+        self
+    }
+
+    /// Uses `funcs` as the function map, shared without copying (cheaper than [`Template::funcs`]
+    /// when many templates use the same map). Replaces functions added before.
+    pub fn shared_funcs(mut self, funcs: Arc<FuncMap>) -> Self {
+        self.funcs = funcs;
+        self
+    }
+
+    /// Sets the action delimiters for later `parse` calls (Go's `Delims`); empty strings mean
+    /// the defaults `{{` and `}}`.
+    pub fn delims(mut self, left: impl Into<String>, right: impl Into<String>) -> Self {
+        self.delims = (left.into(), right.into());
         self
     }
 
@@ -116,7 +132,7 @@ impl Template {
         let mut trees: HashMap<String, Tree> = HashMap::new();
         let funcs = self.funcs.clone();
         let has = move |n: &str| funcs.contains(n) || builtins().contains(n);
-        parse(&self.name, text, "", "", &has, &mut trees)?;
+        parse(&self.name, text, &self.delims.0, &self.delims.1, &has, &mut trees)?;
         for (name, tree) in trees {
             // Go's associate: don't replace an existing template with an empty one.
             let empty = tree.root.nodes.iter().all(crate::parse::Node::is_empty_tree);
@@ -171,6 +187,16 @@ impl Template {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn custom_delimiters() {
+        let t = Template::new("t")
+            .delims("[[", "]]")
+            .parse("{{x}} [[ .a ]]")
+            .expect("parses");
+        let d = Value::from_json(&serde_json::json!({"a": 1}));
+        assert_eq!(t.execute(&d).as_deref(), Ok("{{x}} 1"));
+    }
 
     #[test]
     fn template_is_send_and_sync() {

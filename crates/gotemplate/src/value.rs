@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// The Go signed integer types; they share one kind for comparisons but differ in type names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,6 +82,8 @@ pub enum ElemType {
     Any,
     /// `string`.
     String,
+    /// `int` (sprig's `until` and `untilStep` return `[]int`).
+    Int,
 }
 
 impl ElemType {
@@ -89,6 +91,7 @@ impl ElemType {
         match self {
             ElemType::Any => "interface {}",
             ElemType::String => "string",
+            ElemType::Int => "int",
         }
     }
 }
@@ -104,12 +107,91 @@ pub struct List {
 
 /// A Go map with string keys: `map[string]interface{}` or `map[string]string`. Keys are kept
 /// sorted, which is the order Go's `fmt`, `range` and `encoding/json` use.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Go maps are references: sprig's `set`, `unset` and `merge` change a map in place and every
+/// holder sees the change. The entries therefore sit behind a lock (uncontended reads are
+/// cheap); [`Map::get`], [`Map::snapshot`] and friends never hold it across calls back into
+/// the engine.
+#[derive(Debug)]
 pub struct Map {
     /// The element type.
     pub elem: ElemType,
-    /// The entries, sorted by key (byte order, like Go).
-    pub entries: BTreeMap<String, Value>,
+    entries: RwLock<BTreeMap<String, Value>>,
+}
+
+impl Map {
+    /// A map with the given element type and entries.
+    pub fn new(elem: ElemType, entries: BTreeMap<String, Value>) -> Self {
+        Map {
+            elem,
+            entries: RwLock::new(entries),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Value>> {
+        self.entries.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Value>> {
+        self.entries.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The value for a key.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.read().get(key).cloned()
+    }
+
+    /// Whether the key is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.read().contains_key(key)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether the map is empty.
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    /// A copy of the entries (values are shared, not deep-copied).
+    pub fn snapshot(&self) -> BTreeMap<String, Value> {
+        self.read().clone()
+    }
+
+    /// The entries in key order, copied out so the caller may call back into the engine.
+    pub fn pairs(&self) -> Vec<(String, Value)> {
+        self.read().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
+    /// Sets a key (visible to every holder of this map, like a Go map assignment).
+    pub fn insert(&self, key: String, value: Value) {
+        self.write().insert(key, value);
+    }
+
+    /// Deletes a key.
+    pub fn remove(&self, key: &str) {
+        self.write().remove(key);
+    }
+
+    /// Replaces all entries.
+    pub fn replace(&self, entries: BTreeMap<String, Value>) {
+        *self.write() = entries;
+    }
+}
+
+impl Clone for Map {
+    fn clone(&self) -> Self {
+        Map::new(self.elem, self.snapshot())
+    }
+}
+
+impl PartialEq for Map {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other) || (self.elem == other.elem && self.pairs() == other.pairs())
+    }
 }
 
 /// Whether a host object behaves like a Go struct value or a pointer (to a struct).
@@ -179,6 +261,12 @@ pub trait Object: Send + Sync + fmt::Debug {
         }
     }
 
+    /// For a named basic type (a protobuf enum is an `int32`, `type Mode string`), the
+    /// underlying value: `eq`, `lt` and friends compare it, and truth tests use it.
+    fn basic(&self) -> Option<Value> {
+        None
+    }
+
     /// The length, for `len`, if the type has one.
     fn len(&self) -> Option<usize> {
         None
@@ -207,6 +295,8 @@ pub enum Value {
     Uint(u64, UintType),
     /// `float64`
     Float(f64),
+    /// `complex128` (real, imaginary): only from constants like `2i`.
+    Complex(f64, f64),
     /// `string`
     String(Arc<str>),
     /// A slice.
@@ -225,9 +315,10 @@ impl PartialEq for Value {
             (Value::Int(a, x), Value::Int(b, y)) => a == b && x == y,
             (Value::Uint(a, x), Value::Uint(b, y)) => a == b && x == y,
             (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::Complex(a, b), Value::Complex(c, d)) => a == c && b == d,
             (Value::String(a), Value::String(b)) => a == b,
             (Value::List(a), Value::List(b)) => a == b,
-            (Value::Map(a), Value::Map(b)) => a == b,
+            (Value::Map(a), Value::Map(b)) => Arc::ptr_eq(a, b) || a == b,
             (Value::Object(a), Value::Object(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
@@ -263,18 +354,12 @@ impl Value {
 
     /// A `map[string]interface{}` value.
     pub fn map(entries: BTreeMap<String, Value>) -> Value {
-        Value::Map(Arc::new(Map {
-            elem: ElemType::Any,
-            entries,
-        }))
+        Value::Map(Arc::new(Map::new(ElemType::Any, entries)))
     }
 
     /// A `map[string]string` value.
     pub fn string_map(entries: BTreeMap<String, Value>) -> Value {
-        Value::Map(Arc::new(Map {
-            elem: ElemType::String,
-            entries,
-        }))
+        Value::Map(Arc::new(Map::new(ElemType::String, entries)))
     }
 
     /// A host object.
@@ -306,6 +391,7 @@ impl Value {
             Value::Int(_, t) => Cow::Borrowed(t.name()),
             Value::Uint(_, t) => Cow::Borrowed(t.name()),
             Value::Float(_) => Cow::Borrowed("float64"),
+            Value::Complex(..) => Cow::Borrowed("complex128"),
             Value::String(_) => Cow::Borrowed("string"),
             Value::List(l) => Cow::Owned(format!("[]{}", l.elem.name())),
             Value::Map(m) => Cow::Owned(format!("map[string]{}", m.elem.name())),
@@ -322,6 +408,7 @@ impl Value {
             Value::Int(_, t) => t.name(),
             Value::Uint(_, t) => t.name(),
             Value::Float(_) => "float64",
+            Value::Complex(..) => "complex128",
             Value::String(_) => "string",
             Value::List(_) => "slice",
             Value::Map(_) => "map",
@@ -349,12 +436,16 @@ impl Value {
             Value::Int(n, _) => *n != 0,
             Value::Uint(n, _) => *n != 0,
             Value::Float(f) => *f != 0.0,
+            Value::Complex(r, i) => *r != 0.0 || *i != 0.0,
             Value::String(s) => !s.is_empty(),
             Value::List(l) => !l.items.is_empty(),
-            Value::Map(m) => !m.entries.is_empty(),
-            Value::Object(o) => match o.kind() {
-                ObjectKind::Struct => true,
-                ObjectKind::Pointer => !o.is_nil(),
+            Value::Map(m) => !m.is_empty(),
+            Value::Object(o) => match o.basic() {
+                Some(b) => b.truth(),
+                None => match o.kind() {
+                    ObjectKind::Struct => true,
+                    ObjectKind::Pointer => !o.is_nil(),
+                },
             },
         }
     }

@@ -50,6 +50,13 @@ type Case struct {
 	DataKind     string          `json:"data_kind,omitempty"`
 	Fixture      string          `json:"fixture,omitempty"`
 	Data         json.RawMessage `json:"data,omitempty"`
+	// ValuesFile overrides the fixture's valuesFile (path relative to the shared dir).
+	ValuesFile string `json:"values_file,omitempty"`
+	// TemplateConfigFile + TemplateName: the template is the string
+	// templates[TemplateName] of an injector "config" YAML (path relative to the
+	// shared dir), taken verbatim.
+	TemplateConfigFile string `json:"template_config_file,omitempty"`
+	TemplateName       string `json:"template_name,omitempty"`
 }
 
 type Result struct {
@@ -169,14 +176,34 @@ func funcs() template.FuncMap {
 }
 
 func templateText(c Case) (string, error) {
-	if c.Template != nil {
-		if c.TemplateFile != "" {
-			return "", fmt.Errorf("both template and template_file")
+	n := 0
+	for _, set := range []bool{c.Template != nil, c.TemplateFile != "", c.TemplateConfigFile != ""} {
+		if set {
+			n++
 		}
+	}
+	if n != 1 {
+		return "", fmt.Errorf("need exactly one of template, template_file, template_config_file")
+	}
+	if c.Template != nil {
 		return *c.Template, nil
 	}
-	if c.TemplateFile == "" {
-		return "", fmt.Errorf("no template and no template_file")
+	if c.TemplateConfigFile != "" {
+		raw, err := os.ReadFile(filepath.Join(sharedDir, c.TemplateConfigFile))
+		if err != nil {
+			return "", err
+		}
+		var cfg struct {
+			Templates map[string]string `json:"templates"`
+		}
+		if err := yaml.Unmarshal(raw, &cfg); err != nil {
+			return "", fmt.Errorf("%s: %v", c.TemplateConfigFile, err)
+		}
+		t, ok := cfg.Templates[c.TemplateName]
+		if !ok {
+			return "", fmt.Errorf("%s: no template %q", c.TemplateConfigFile, c.TemplateName)
+		}
+		return t, nil
 	}
 	raw, err := os.ReadFile(filepath.Join(sharedDir, c.TemplateFile))
 	if err != nil {
@@ -200,11 +227,11 @@ func render(c Case) (res Result, err error) {
 			}
 		}
 	case "istio-sidecar":
-		if data, err = sidecarData(c.Fixture); err != nil {
+		if data, err = sidecarData(c.Fixture, c.ValuesFile); err != nil {
 			return res, err
 		}
 	case "istio-gateway":
-		if data, err = gatewayData(c.Fixture); err != nil {
+		if data, err = gatewayData(c.Fixture, c.ValuesFile); err != nil {
 			return res, err
 		}
 	default:
@@ -268,13 +295,16 @@ func loadSettings(s settings) (inject.ValuesConfig, *meshconfig.MeshConfig, erro
 // for a first-time injection (no previous status or overrides annotation, so
 // stripping leaves ObjectMeta and Spec as they are, except the Prometheus
 // annotations rule below).
-func sidecarData(fixture string) (*inject.SidecarTemplateData, error) {
+func sidecarData(fixture, valuesFile string) (*inject.SidecarTemplateData, error) {
 	var f sidecarFixture
 	if err := readFixture(fixture, &f); err != nil {
 		return nil, fmt.Errorf("fixture %s: %v", fixture, err)
 	}
 	if f.Kind != "sidecar" {
 		return nil, fmt.Errorf("fixture %s: kind %q, want sidecar", fixture, f.Kind)
+	}
+	if valuesFile != "" {
+		f.ValuesFile = valuesFile
 	}
 	vc, mc, err := loadSettings(f.settings)
 	if err != nil {
@@ -316,13 +346,16 @@ func sidecarData(fixture string) (*inject.SidecarTemplateData, error) {
 	}, nil
 }
 
-func gatewayData(fixture string) (gatewayDerived, error) {
+func gatewayData(fixture, valuesFile string) (gatewayDerived, error) {
 	var f gatewayFixture
 	if err := readFixture(fixture, &f); err != nil {
 		return gatewayDerived{}, fmt.Errorf("fixture %s: %v", fixture, err)
 	}
 	if f.Kind != "gateway" {
 		return gatewayDerived{}, fmt.Errorf("fixture %s: kind %q, want gateway", fixture, f.Kind)
+	}
+	if valuesFile != "" {
+		f.ValuesFile = valuesFile
 	}
 	vc, mc, err := loadSettings(f.settings)
 	if err != nil {

@@ -148,6 +148,8 @@ pub struct NumberNode {
     pub uint64: u64,
     /// Float value.
     pub float64: f64,
+    /// Complex value (real, imaginary).
+    pub complex: (f64, f64),
     /// The original text.
     pub text: String,
 }

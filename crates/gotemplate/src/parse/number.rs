@@ -101,6 +101,7 @@ pub fn new_number(pos: usize, text: &str, typ: ItemType) -> Result<NumberNode, S
 }
 
 fn simplify_complex(n: &mut NumberNode, re: f64, im: f64) {
+    n.complex = (re, im);
     n.is_float = im == 0.0;
     if n.is_float {
         n.float64 = re;

@@ -75,7 +75,7 @@ impl Parsed {
 /// Parser state (one per `Parse` call; `define` bodies reuse it with fresh per-tree state).
 struct Parser<'a, 'f> {
     lex: Lexer<'a>,
-    token: [Item; 3],
+    token: [Item<'a>; 3],
     peek_count: usize,
     vars: Vec<String>,
     has_func: &'f dyn Fn(&str) -> bool,
@@ -87,11 +87,11 @@ struct Parser<'a, 'f> {
     trees: &'f mut HashMap<String, Tree>,
 }
 
-fn empty_item() -> Item {
+fn empty_item() -> Item<'static> {
     Item {
         typ: ItemType::Eof,
         pos: 0,
-        val: String::new(),
+        val: std::borrow::Cow::Borrowed(""),
         line: 1,
     }
 }
@@ -134,7 +134,7 @@ pub fn parse(
     p.add(tree)
 }
 
-impl Parser<'_, '_> {
+impl<'a> Parser<'a, '_> {
     fn errorf<T>(&self, msg: impl std::fmt::Display) -> PResult<T> {
         Err(ParseError(format!(
             "template: {}:{}: {}",
@@ -142,7 +142,7 @@ impl Parser<'_, '_> {
         )))
     }
 
-    fn next(&mut self) -> Item {
+    fn next(&mut self) -> Item<'a> {
         if self.peek_count > 0 {
             self.peek_count -= 1;
         } else {
@@ -155,18 +155,18 @@ impl Parser<'_, '_> {
         self.peek_count += 1;
     }
 
-    fn backup2(&mut self, t1: Item) {
+    fn backup2(&mut self, t1: Item<'a>) {
         self.token[1] = t1;
         self.peek_count = 2;
     }
 
-    fn backup3(&mut self, t2: Item, t1: Item) {
+    fn backup3(&mut self, t2: Item<'a>, t1: Item<'a>) {
         self.token[1] = t1;
         self.token[2] = t2;
         self.peek_count = 3;
     }
 
-    fn peek(&mut self) -> Item {
+    fn peek(&mut self) -> Item<'a> {
         if self.peek_count > 0 {
             return self.token[self.peek_count - 1].clone();
         }
@@ -175,7 +175,7 @@ impl Parser<'_, '_> {
         self.token[0].clone()
     }
 
-    fn next_non_space(&mut self) -> Item {
+    fn next_non_space(&mut self) -> Item<'a> {
         loop {
             let t = self.next();
             if t.typ != ItemType::Space {
@@ -184,13 +184,13 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn peek_non_space(&mut self) -> Item {
+    fn peek_non_space(&mut self) -> Item<'a> {
         let t = self.next_non_space();
         self.backup();
         t
     }
 
-    fn expect(&mut self, expected: ItemType, context: &str) -> PResult<Item> {
+    fn expect(&mut self, expected: ItemType, context: &str) -> PResult<Item<'a>> {
         let t = self.next_non_space();
         if t.typ != expected {
             return self.unexpected(&t, context);
@@ -311,7 +311,7 @@ impl Parser<'_, '_> {
         match token.typ {
             ItemType::Text => Ok(Parsed::Node(Node::Text(TextNode {
                 pos: token.pos,
-                text: token.val,
+                text: token.val.into_owned(),
             }))),
             ItemType::LeftDelim => {
                 self.action_line = token.line;
@@ -321,7 +321,7 @@ impl Parser<'_, '_> {
             }
             ItemType::Comment => Ok(Parsed::Node(Node::Comment(CommentNode {
                 pos: token.pos,
-                text: token.val,
+                text: token.val.into_owned(),
             }))),
             _ => self.unexpected(&token, "input"),
         }
@@ -410,16 +410,16 @@ impl Parser<'_, '_> {
                     self.next_non_space();
                     pipe.decl.push(VariableNode {
                         pos: v.pos,
-                        ident: vec![v.val.clone()],
+                        ident: vec![v.val.to_string()],
                     });
-                    self.vars.push(v.val);
+                    self.vars.push(v.val.into_owned());
                 } else if next.typ == ItemType::Char && next.val == "," {
                     self.next_non_space();
                     pipe.decl.push(VariableNode {
                         pos: v.pos,
-                        ident: vec![v.val.clone()],
+                        ident: vec![v.val.to_string()],
                     });
-                    self.vars.push(v.val);
+                    self.vars.push(v.val.into_owned());
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().typ {
                             ItemType::Variable | ItemType::RightDelim | ItemType::RightParen => {
@@ -638,8 +638,8 @@ impl Parser<'_, '_> {
             let pos = self.peek().pos;
             let mut fields = vec![];
             while self.peek().typ == ItemType::Field {
-                let f = self.next().val;
-                fields.push(f.get(1..).unwrap_or("").to_string());
+                let f = self.next();
+                fields.push(f.val.get(1..).unwrap_or("").to_string());
             }
             return Ok(Some(match node {
                 Arg::Field { ident, .. } => {
@@ -676,7 +676,10 @@ impl Parser<'_, '_> {
                 if !(self.has_func)(&token.val) {
                     return self.errorf(format!("function {} not defined", crate::fmt::quote(&token.val)));
                 }
-                Arg::Identifier { pos, name: token.val }
+                Arg::Identifier {
+                    pos,
+                    name: token.val.into_owned(),
+                }
             }
             ItemType::Dot => Arg::Dot(pos),
             ItemType::Nil => Arg::Nil(pos),
@@ -711,7 +714,7 @@ impl Parser<'_, '_> {
             ItemType::String | ItemType::RawString => match strconv::unquote(&token.val) {
                 Ok(s) => Arg::String {
                     pos,
-                    quoted: token.val,
+                    quoted: token.val.into_owned(),
                     text: s,
                 },
                 Err(e) => return self.errorf(e),

@@ -102,7 +102,7 @@ pub fn register(m: &mut FuncMap) {
                 Value::Nil | Value::Missing => {
                     Err("reflect: call of reflect.Value.Type on zero Value".into())
                 }
-                v => Ok(v.clone()),
+                v => Ok(super::util::deep_copy(v)),
             }),
         );
     }

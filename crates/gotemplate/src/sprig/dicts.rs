@@ -1,8 +1,7 @@
 //! sprig's dictionary functions (`dict.go`): `dict`, `get`, `set`, `hasKey`, `pick`, `merge`, ...
 //!
-//! Go maps are reference types and sprig's `set`/`unset`/`merge` mutate their argument. Our
-//! maps are immutable shared values, so these functions return the modified copy; templates
-//! that rely on the mutation being visible through another reference differ (documented gap).
+//! Go maps are reference types and sprig's `set`/`unset`/`merge` mutate their argument; so do
+//! these (see [`crate::value::Map`]).
 
 use std::collections::BTreeMap;
 
@@ -13,8 +12,16 @@ use super::util::{strval, type_of};
 
 fn dict_of(v: &Value) -> BTreeMap<String, Value> {
     match v {
-        Value::Map(m) => m.entries.clone(),
+        Value::Map(m) => m.snapshot(),
         _ => BTreeMap::new(),
+    }
+}
+
+/// The dynamic type as Go's interface-conversion panic names it (`nil` for nil).
+fn iface_type(v: &Value) -> String {
+    match v {
+        Value::Nil | Value::Missing => "nil".into(),
+        v => type_of(v),
     }
 }
 
@@ -24,20 +31,20 @@ fn s(v: &Value) -> &str {
 
 fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, overwrite: bool) {
     for (k, v) in src {
+        // mergo skips nil source values.
+        if matches!(v, Value::Nil | Value::Missing) {
+            continue;
+        }
         match dst.get_mut(k) {
             None => {
                 dst.insert(k.clone(), v.clone());
             }
             Some(existing) => {
                 if let (Value::Map(a), Value::Map(b)) = (&*existing, v) {
-                    let mut merged = a.entries.clone();
-                    merge_into(&mut merged, &b.entries, overwrite);
+                    let mut merged = a.snapshot();
+                    merge_into(&mut merged, &b.snapshot(), overwrite);
                     *existing = Value::map(merged);
                 } else if overwrite || super::util::empty(existing) {
-                    if overwrite && super::util::empty(v) && !matches!(v, Value::Map(_)) {
-                        // mergo.WithOverride does not overwrite with empty values.
-                        continue;
-                    }
                     *existing = v.clone();
                 }
             }
@@ -50,7 +57,13 @@ fn merge(a: &[Value], overwrite: bool) -> Result<Value, String> {
     for src in &a[1..] {
         merge_into(&mut dst, &dict_of(src), overwrite);
     }
-    Ok(Value::map(dst))
+    match &a[0] {
+        Value::Map(m) => {
+            m.replace(dst);
+            Ok(a[0].clone())
+        }
+        _ => Ok(Value::map(dst)),
+    }
 }
 
 /// Registers the dictionary functions.
@@ -79,17 +92,19 @@ pub fn register(m: &mut FuncMap) {
     m.insert(
         "set",
         Func::new(&[AnyMap, Str, Any], |a| {
-            let mut d = dict_of(&a[0]);
-            d.insert(s(&a[1]).to_string(), a[2].clone());
-            Ok(Value::map(d))
+            if let Value::Map(m) = &a[0] {
+                m.insert(s(&a[1]).to_string(), a[2].clone());
+            }
+            Ok(a[0].clone())
         }),
     );
     m.insert(
         "unset",
         Func::new(&[AnyMap, Str], |a| {
-            let mut d = dict_of(&a[0]);
-            d.remove(s(&a[1]));
-            Ok(Value::map(d))
+            if let Value::Map(m) = &a[0] {
+                m.remove(s(&a[1]));
+            }
+            Ok(a[0].clone())
         }),
     );
     m.insert(
@@ -171,12 +186,19 @@ pub fn register(m: &mut FuncMap) {
             let dict = &a[a.len() - 1];
             let default = &a[a.len() - 2];
             let keys = &a[..a.len() - 2];
+            // Like sprig: every key must be a string before the dict is looked at.
+            if let Some(k) = keys.iter().find(|k| k.as_str().is_none()) {
+                return Err(format!(
+                    "interface conversion: interface {{}} is {}, not string",
+                    iface_type(k)
+                ));
+            }
             let mut cur = match dict {
                 Value::Map(_) => dict.clone(),
                 v => {
                     return Err(format!(
                         "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
-                        type_of(v)
+                        iface_type(v)
                     ));
                 }
             };
@@ -184,11 +206,11 @@ pub fn register(m: &mut FuncMap) {
                 let Some(key) = k.as_str() else {
                     return Err(format!(
                         "interface conversion: interface {{}} is {}, not string",
-                        type_of(k)
+                        iface_type(k)
                     ));
                 };
                 let next = match &cur {
-                    Value::Map(m) => m.entries.get(key).cloned(),
+                    Value::Map(m) => m.get(key),
                     _ => None,
                 };
                 match next {
@@ -197,7 +219,7 @@ pub fn register(m: &mut FuncMap) {
                         if i + 1 < keys.len() && !matches!(&v, Value::Map(m) if m.elem == ElemType::Any) {
                             return Err(format!(
                                 "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
-                                type_of(&v)
+                                iface_type(&v)
                             ));
                         }
                         cur = v;

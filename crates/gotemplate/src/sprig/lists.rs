@@ -51,7 +51,11 @@ fn prepend(a: &[Value]) -> Result<Value, String> {
 }
 
 fn chunk(size: i64, list: &Value) -> Result<Value, String> {
-    let l = items(list, "chunk")?;
+    let l = match list {
+        Value::Nil | Value::Missing => return Err(NIL_DEREF.into()),
+        Value::List(l) => &l.items,
+        v => return Err(format!("Cannot chunk type {}", kind_of(v))),
+    };
     if size <= 0 {
         return Err("runtime error: makeslice: len out of range".into());
     }
@@ -83,10 +87,9 @@ fn rest(a: &[Value]) -> Result<Value, String> {
 
 fn initial(a: &[Value]) -> Result<Value, String> {
     let l = items(&a[0], "find initial")?;
-    if l.is_empty() {
-        return Ok(Value::Nil);
-    }
-    Ok(any_list(l[..l.len() - 1].to_vec()))
+    Ok(any_list(
+        l.get(..l.len().saturating_sub(1)).unwrap_or(&[]).to_vec(),
+    ))
 }
 
 fn reverse(a: &[Value]) -> Result<Value, String> {
@@ -136,6 +139,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
     let list = &a[0];
     let l = match list {
         Value::List(l) => &l.items,
+        Value::Nil | Value::Missing => return Err(NIL_DEREF.into()),
         v => {
             return Err(format!(
                 "list should be type of slice or array but {}",
@@ -235,13 +239,21 @@ pub fn register(m: &mut FuncMap) {
     );
 }
 
-/// sprig's `untilStep`.
+fn int_list(items: Vec<Value>) -> Value {
+    Value::List(Arc::new(List {
+        elem: crate::value::ElemType::Int,
+        items,
+    }))
+}
+
+/// sprig's `untilStep` (a `[]int`).
 pub fn until_step(start: i64, stop: i64, step: i64) -> Result<Value, String> {
+    let any_list = int_list;
     let mut v = vec![];
     if step == 0 {
         return Ok(any_list(v));
     }
-    if (stop - start).unsigned_abs() / step.unsigned_abs() > 10_000_000 {
+    if (stop - start).unsigned_abs() / step.unsigned_abs() > 1_000_000 {
         return Err("runtime error: makeslice: len out of range".into());
     }
     let mut i = start;

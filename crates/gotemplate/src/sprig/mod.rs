@@ -3,21 +3,26 @@
 //! `false` as empty, `trunc` with a negative length keeps the tail, `b64dec` returns the error
 //! text as its result, non-`must` list functions fail on non-lists).
 //!
-//! Gaps, by design or for now: the date, network and certificate families are declared (so
-//! templates parse like in Go) but fail when called; `set`, `unset` and `merge` return the
-//! modified map instead of mutating their argument; `keys` and `values` are sorted (Go's order
-//! is random).
+//! Gaps, by design or for now: the date, network, password and certificate families (`now`,
+//! `date`, `getHostByName`, `derivePassword`, `genCA`, `bcrypt`, `encryptAES`, ...) are declared
+//! (so templates parse like in Go) but fail when called; `keys` and `values` are sorted (Go's
+//! order is random); `randInt`, `shuffle`, `uuidv4` and `rand*` use a non-cryptographic source;
+//! `snakecase`, `kebabcase` and `camelcase` approximate `huandu/xstrings` (identical on plain
+//! identifiers, they differ on punctuation and symbols); `initials`, `abbrevboth` and `wrap`
+//! work on characters where Go's libraries sometimes work on bytes.
 
 mod conversion;
 mod defaults;
 mod dicts;
 mod encoding;
+mod jsonerr;
 mod lists;
 mod misc;
 mod paths;
 mod regex;
 pub mod semver;
 mod strings;
+mod url;
 pub mod util;
 
 use crate::funcs::FuncMap;
@@ -35,6 +40,7 @@ pub fn funcs() -> FuncMap {
     paths::register(&mut m);
     regex::register(&mut m);
     semver::register(&mut m);
+    url::register(&mut m);
     misc::register(&mut m);
     m
 }

@@ -20,7 +20,8 @@ fn pad(n: i64) -> Result<std::string::String, std::string::String> {
     if n < 0 {
         return Err("strings: negative Repeat count".into());
     }
-    if n > 1 << 20 {
+    // Far beyond any real template; refusing keeps hostile templates from exhausting memory.
+    if n > 1 << 16 {
         return Err("strings: Repeat output length overflow".into());
     }
     Ok(" ".repeat(n as usize))
@@ -534,6 +535,10 @@ fn seq(a: &[Value]) -> Result<std::string::String, std::string::String> {
     let p: Vec<i64> = a.iter().map(int).collect();
     let nums: Vec<i64> = match p.as_slice() {
         [] => vec![],
+        [end] if end.unsigned_abs() > 1_000_000 => return Err("seq too long".into()),
+        [start, end] if (end - start).unsigned_abs() > 1_000_000 => {
+            return Err("seq too long".into());
+        }
         [end] => {
             let (start, end) = (1, *end);
             if end < start {

@@ -130,9 +130,10 @@ pub fn empty(v: &Value) -> bool {
         Value::Int(n, _) => *n == 0,
         Value::Uint(n, _) => *n == 0,
         Value::Float(f) => *f == 0.0,
+        Value::Complex(r, i) => *r == 0.0 && *i == 0.0,
         Value::String(s) => s.is_empty(),
         Value::List(l) => l.items.is_empty(),
-        Value::Map(m) => m.entries.is_empty(),
+        Value::Map(m) => m.is_empty(),
         Value::Object(o) => match o.kind() {
             crate::value::ObjectKind::Struct => false,
             crate::value::ObjectKind::Pointer => o.is_nil(),
@@ -142,6 +143,14 @@ pub fn empty(v: &Value) -> bool {
 
 /// `reflect.DeepEqual` on two `interface{}` values.
 pub fn deep_equal(a: &Value, b: &Value) -> bool {
+    deep_equal_at(a, b, 0)
+}
+
+fn deep_equal_at(a: &Value, b: &Value, depth: usize) -> bool {
+    if depth > 100 {
+        return false;
+    }
+    let deep_equal = |p: &Value, q: &Value| deep_equal_at(p, q, depth + 1);
     match (a, b) {
         (Value::Nil | Value::Missing, Value::Nil | Value::Missing) => true,
         (Value::Int(x, t1), Value::Int(y, t2)) => x == y && t1 == t2,
@@ -155,11 +164,13 @@ pub fn deep_equal(a: &Value, b: &Value) -> bool {
                 && x.items.iter().zip(&y.items).all(|(p, q)| deep_equal(p, q))
         }
         (Value::Map(x), Value::Map(y)) => {
+            let (xs, ys) = (x.pairs(), y.pairs());
             x.elem == y.elem
-                && x.entries.len() == y.entries.len()
-                && x.entries
+                && xs.len() == ys.len()
+                && xs
                     .iter()
-                    .all(|(k, v)| y.entries.get(k).is_some_and(|w| deep_equal(v, w)))
+                    .zip(&ys)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && deep_equal(v1, v2))
         }
         (Value::Object(x), Value::Object(y)) => std::sync::Arc::ptr_eq(x, y),
         _ => false,
@@ -241,6 +252,7 @@ fn write_json(out: &mut String, v: &Value, opts: JsonOpts, depth: usize) -> Resu
             let _ = write!(out, "{n}");
         }
         Value::Float(f) => out.push_str(&json_float(*f)?),
+        Value::Complex(..) => return Err("json: unsupported type: complex128".into()),
         Value::String(s) => json_string(out, s, opts.escape_html),
         Value::List(l) => {
             if l.items.is_empty() {
@@ -259,12 +271,13 @@ fn write_json(out: &mut String, v: &Value, opts: JsonOpts, depth: usize) -> Resu
             out.push(']');
         }
         Value::Map(m) => {
-            if m.entries.is_empty() {
+            let pairs = m.pairs();
+            if pairs.is_empty() {
                 out.push_str("{}");
                 return Ok(());
             }
             out.push('{');
-            for (i, (k, e)) in m.entries.iter().enumerate() {
+            for (i, (k, e)) in pairs.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -347,14 +360,36 @@ pub fn json_string(out: &mut String, s: &str, escape_html: bool) {
 /// Go's `json.Unmarshal` into `interface{}` (numbers become `float64`), with Go's error text
 /// for the common cases.
 pub fn from_json(s: &str) -> Result<Value, String> {
-    match serde_json::from_str::<serde_json::Value>(s) {
-        Ok(v) => Ok(Value::from_json(&v)),
-        Err(e) => {
-            if s.trim().is_empty() {
-                return Err("unexpected end of JSON input".into());
-            }
-            Err(e.to_string())
-        }
+    if let Some(e) = super::jsonerr::syntax_error(s) {
+        return Err(e);
+    }
+    serde_json::from_str::<serde_json::Value>(s)
+        .map(|v| Value::from_json(&v))
+        .map_err(|e| e.to_string())
+}
+
+/// A deep copy (`copystructure.Copy`): lists and maps are duplicated recursively.
+pub fn deep_copy(v: &Value) -> Value {
+    deep_copy_at(v, 0)
+}
+
+fn deep_copy_at(v: &Value, depth: usize) -> Value {
+    if depth > 100 {
+        return v.clone();
+    }
+    match v {
+        Value::List(l) => Value::List(std::sync::Arc::new(crate::value::List {
+            elem: l.elem,
+            items: l.items.iter().map(|e| deep_copy_at(e, depth + 1)).collect(),
+        })),
+        Value::Map(m) => Value::Map(std::sync::Arc::new(crate::value::Map::new(
+            m.elem,
+            m.pairs()
+                .into_iter()
+                .map(|(k, e)| (k, deep_copy_at(&e, depth + 1)))
+                .collect(),
+        ))),
+        v => v.clone(),
     }
 }
 

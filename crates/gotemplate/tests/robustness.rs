@@ -1,0 +1,162 @@
+//! Property and edge-case tests: the lexer, parser and executor never panic and always
+//! terminate, whatever the input.
+
+use std::sync::{Arc, OnceLock};
+
+use gotemplate::{FuncMap, Template, Value, sprig};
+use proptest::prelude::*;
+
+fn data() -> Value {
+    Value::from_json(&serde_json::json!({
+        "a": 1, "s": "str", "l": [1, "x", null], "m": {"k": "v"}, "n": null
+    }))
+}
+
+fn funcs() -> Arc<FuncMap> {
+    static F: OnceLock<Arc<FuncMap>> = OnceLock::new();
+    F.get_or_init(|| Arc::new(sprig::funcs())).clone()
+}
+
+fn run(text: &str) {
+    let mut lex = gotemplate::lex::Lexer::new(text, "", "");
+    for _ in 0..=text.len() + 1 {
+        let item = lex.next_item();
+        if matches!(
+            item.typ,
+            gotemplate::lex::ItemType::Eof | gotemplate::lex::ItemType::Error
+        ) {
+            break;
+        }
+    }
+    if let Ok(t) = Template::new("t")
+        .shared_funcs(funcs())
+        .max_steps(10_000)
+        .parse(text)
+    {
+        let mut out = String::new();
+        let _ = t.execute_to(&mut out, &data());
+    }
+}
+
+/// Fragments that build template-like text, so generated inputs reach deep into the parser.
+fn fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("{{".to_string()),
+        Just("}}".to_string()),
+        Just("{{- ".to_string()),
+        Just(" -}}".to_string()),
+        Just("(".to_string()),
+        Just(")".to_string()),
+        Just("|".to_string()),
+        Just(" ".to_string()),
+        Just("\n".to_string()),
+        Just("if".to_string()),
+        Just("else".to_string()),
+        Just("end".to_string()),
+        Just("range".to_string()),
+        Just("with".to_string()),
+        Just("define \"x\"".to_string()),
+        Just("template \"x\"".to_string()),
+        Just("block \"b\" .".to_string()),
+        Just("break".to_string()),
+        Just("continue".to_string()),
+        Just("$x := ".to_string()),
+        Just("$x = ".to_string()),
+        Just("$".to_string()),
+        Just(".a".to_string()),
+        Just(".m.k".to_string()),
+        Just(".l".to_string()),
+        Just(".n.x".to_string()),
+        Just("nil".to_string()),
+        Just("1".to_string()),
+        Just("-2.5e3".to_string()),
+        Just("0x1F".to_string()),
+        Just("'a'".to_string()),
+        Just("\"s\"".to_string()),
+        Just("`raw`".to_string()),
+        Just("/* c */".to_string()),
+        Just("printf \"%d %s %v\"".to_string()),
+        Just("index".to_string()),
+        Just("len".to_string()),
+        Just("eq".to_string()),
+        Just("and".to_string()),
+        Just("default".to_string()),
+        Just("list".to_string()),
+        Just("dict".to_string()),
+        Just("toJson".to_string()),
+        Just("quote".to_string()),
+        Just("nindent 2".to_string()),
+        "[a-z$.(){}|\"'` -]{0,4}".prop_map(|s| s),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, .. ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC{0,80}") {
+        run(&s);
+    }
+
+    #[test]
+    fn template_like_text_never_panics(parts in proptest::collection::vec(fragment(), 0..40)) {
+        run(&parts.concat());
+    }
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let parens = format!("{{{{{}1{}}}}}", "(".repeat(100_000), ")".repeat(100_000));
+    assert!(Template::new("t").parse(&parens).is_err());
+    let ifs = format!("{}x{}", "{{if 1}}".repeat(100_000), "{{end}}".repeat(100_000));
+    assert!(Template::new("t").parse(&ifs).is_err());
+}
+
+#[test]
+fn recursive_templates_stop_with_an_error() {
+    let t = Template::new("t")
+        .parse(r#"{{define "r"}}x{{template "r" .}}{{end}}{{template "r" .}}"#)
+        .expect("parses");
+    let err = t.execute(&Value::Nil).expect_err("recursion is bounded");
+    assert!(
+        err.to_string().contains("exceeded maximum template depth"),
+        "{err}"
+    );
+}
+
+#[test]
+fn nested_control_structures_in_recursive_templates_are_bounded() {
+    let body = format!(
+        "{}{{{{template \"r\" .}}}}{}",
+        "{{if 1}}".repeat(150),
+        "{{end}}".repeat(150)
+    );
+    let text = format!("{{{{define \"r\"}}}}{body}{{{{end}}}}{{{{template \"r\" .}}}}");
+    let t = Template::new("t").parse(&text).expect("parses");
+    let err = t.execute(&Value::Nil).expect_err("nesting is bounded");
+    assert!(
+        err.to_string().contains("exceeded maximum template depth"),
+        "{err}"
+    );
+}
+
+#[test]
+fn loops_can_be_bounded() {
+    let t = Template::new("t")
+        .funcs(&sprig::funcs())
+        .max_steps(100)
+        .parse("{{range 1000000}}.{{end}}")
+        .expect("parses");
+    assert!(t.execute(&Value::Nil).is_err());
+}
+
+#[test]
+fn huge_widths_are_go_errors_not_allocations() {
+    let t = Template::new("t")
+        .parse(r#"{{printf "%*d" 1000000000 1}}|{{printf "%2000000d" 1}}"#)
+        .expect("parses");
+    assert_eq!(
+        t.execute(&Value::Nil).expect("runs"),
+        "%!(BADWIDTH)1|%!(NOVERB)%!(EXTRA int=1)"
+    );
+}
