@@ -24,6 +24,7 @@ pub fn write_go_json(out: &mut String, value: &Value) -> Result<(), String> {
         Value::Int(n, _) => out.push_str(&n.to_string()),
         Value::Uint(n, _) => out.push_str(&n.to_string()),
         Value::Float(x) => out.push_str(&go_json_float(*x)?),
+        Value::Complex(..) => return Err("json: unsupported type: complex128".to_owned()),
         Value::String(s) => gojson::write_string(out, s),
         Value::List(l) => {
             out.push('[');
@@ -37,7 +38,7 @@ pub fn write_go_json(out: &mut String, value: &Value) -> Result<(), String> {
         }
         Value::Map(m) => {
             out.push('{');
-            for (i, (k, v)) in m.entries.iter().enumerate() {
+            for (i, (k, v)) in m.snapshot().iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }

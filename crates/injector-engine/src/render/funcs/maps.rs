@@ -22,7 +22,7 @@ pub(crate) fn register(m: &mut FuncMap) {
     m.insert(
         "omit",
         Func::variadic(&[StringMap], Str, |a| {
-            let mut out = entries(&a[0]).cloned().unwrap_or_default();
+            let mut out = entries(&a[0]).unwrap_or_default();
             for key in &a[1..] {
                 out.remove(arg_str(key));
             }
@@ -78,9 +78,9 @@ pub(crate) fn register(m: &mut FuncMap) {
     );
 }
 
-fn entries(v: &Value) -> Option<&BTreeMap<String, Value>> {
+fn entries(v: &Value) -> Option<BTreeMap<String, Value>> {
     match v {
-        Value::Map(m) => Some(&m.entries),
+        Value::Map(m) => Some(m.snapshot()),
         _ => None,
     }
 }
@@ -89,7 +89,7 @@ fn merge(maps: &[Value]) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     for m in maps {
         if let Some(e) = entries(m) {
-            out.extend(e.iter().map(|(k, v)| (k.clone(), v.clone())));
+            out.extend(e);
         }
     }
     out
@@ -103,7 +103,7 @@ pub fn omit_nil(v: &Value) -> Option<Value> {
         Value::Map(m) => {
             let mut removed = false;
             let mut out = BTreeMap::new();
-            for (k, item) in &m.entries {
+            for (k, item) in &m.snapshot() {
                 match omit_nil(item) {
                     Some(x) => {
                         out.insert(k.clone(), x);
@@ -114,10 +114,7 @@ pub fn omit_nil(v: &Value) -> Option<Value> {
             if removed && out.is_empty() {
                 return None;
             }
-            Some(Value::Map(Arc::new(Map {
-                elem: m.elem,
-                entries: out,
-            })))
+            Some(Value::Map(Arc::new(Map::new(m.elem, out))))
         }
         Value::List(l) => {
             let items: Vec<Value> = l.items.iter().filter_map(omit_nil).collect();

@@ -16,9 +16,9 @@ pub(crate) fn register(m: &mut FuncMap) {
                 v => return Err(wrong_type("v1.ObjectMeta", v)),
             };
             if let Some(Value::Map(m)) = annotations
-                && let Some(v) = m.entries.get(arg_str(&a[1]))
+                && let Some(v) = m.get(arg_str(&a[1]))
             {
-                return Ok(v.clone());
+                return Ok(v);
             }
             Ok(Value::str(gotemplate::fmt::sprint(&a[2..])))
         }),
@@ -82,13 +82,9 @@ fn container_ports(v: &Value, skip_proxy: bool) -> Result<String, String> {
 }
 
 /// A non-empty value of a `map[string]string` (Istio treats "" as absent here).
-fn get<'a>(m: &'a Value, key: &str) -> Option<&'a str> {
+fn get(m: &Value, key: &str) -> Option<String> {
     match m {
-        Value::Map(m) => m
-            .entries
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty()),
+        Value::Map(m) => m.get(key).and_then(|v| v.as_str().map(str::to_owned)).filter(|v| !v.is_empty()),
         _ => None,
     }
 }
@@ -106,9 +102,7 @@ fn otel_enrichment_enabled(mesh: &Value) -> bool {
         };
         match otel.to_data() {
             Some(Value::Map(m)) => {
-                m.entries
-                    .get("serviceAttributeEnrichment")
-                    .and_then(Value::as_str)
+                m.get("serviceAttributeEnrichment").and_then(|v| v.as_str().map(str::to_owned)).as_deref()
                     == Some("OTEL_SEMANTIC_CONVENTIONS")
             }
             _ => false,
@@ -140,14 +134,12 @@ fn otel_resource_attributes(a: &[Value]) -> Result<String, String> {
     let containers = containers(&a[4])?;
     let mut items = Vec::new();
     let ns = get(annotations, "resource.opentelemetry.io/service.namespace")
-        .map(str::to_owned)
         .or_else(|| (!namespace.is_empty()).then(|| namespace.to_owned()));
     if let Some(ns) = ns {
         items.push(format!("service.namespace={ns}"));
     }
     let version = get(annotations, "resource.opentelemetry.io/service.version")
         .or_else(|| get(labels, "app.kubernetes.io/version"))
-        .map(str::to_owned)
         .or_else(|| match containers.as_slice() {
             [only] => field(only, "Image").as_str().and_then(image_version),
             _ => None,
@@ -156,7 +148,7 @@ fn otel_resource_attributes(a: &[Value]) -> Result<String, String> {
         items.push(format!("service.version={v}"));
     }
     let instance = match get(annotations, "resource.opentelemetry.io/service.instance.id") {
-        Some(id) => Some(id.to_owned()),
+        Some(id) => Some(id),
         None => containers.first().map(|c| {
             let name = field(c, "Name");
             format!("{namespace}.$(POD_NAME).{}", name.as_str().unwrap_or(""))
