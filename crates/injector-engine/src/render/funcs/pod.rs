@@ -84,7 +84,10 @@ fn container_ports(v: &Value, skip_proxy: bool) -> Result<String, String> {
 /// A non-empty value of a `map[string]string` (Istio treats "" as absent here).
 fn get(m: &Value, key: &str) -> Option<String> {
     match m {
-        Value::Map(m) => m.get(key).and_then(|v| v.as_str().map(str::to_owned)).filter(|v| !v.is_empty()),
+        Value::Map(m) => m
+            .get(key)
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .filter(|v| !v.is_empty()),
         _ => None,
     }
 }
@@ -102,7 +105,9 @@ fn otel_enrichment_enabled(mesh: &Value) -> bool {
         };
         match otel.to_data() {
             Some(Value::Map(m)) => {
-                m.get("serviceAttributeEnrichment").and_then(|v| v.as_str().map(str::to_owned)).as_deref()
+                m.get("serviceAttributeEnrichment")
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .as_deref()
                     == Some("OTEL_SEMANTIC_CONVENTIONS")
             }
             _ => false,
