@@ -14,6 +14,7 @@ use injector_core::{
 use super::{
     explain_table,
     input::{self, Located},
+    show_patch,
 };
 
 /// Explain why a pod is, or is not, injected with a sidecar.
@@ -40,6 +41,17 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+    /// Also show what injection would change: the exact JSON Patch the webhook would answer with,
+    /// and a readable diff of the pod. Renders the templates of --injector-config (the embedded
+    /// configuration when not given) with --values and --mesh.
+    #[arg(long)]
+    pub show_patch: bool,
+    /// The values (raw JSON/YAML or the injector ConfigMap), for --show-patch.
+    #[arg(long, value_name = "FILE", requires = "show_patch")]
+    pub values: Option<PathBuf>,
+    /// The mesh config (raw YAML or the `istio` ConfigMap), for --show-patch.
+    #[arg(long, value_name = "FILE", requires = "show_patch")]
+    pub mesh: Option<PathBuf>,
 }
 
 /// How `explain` prints its result.
@@ -77,10 +89,29 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         })
         .collect();
 
-    let rendered = match args.output {
-        OutputFormat::Json => render_json(&explanations)?,
-        OutputFormat::Yaml => render_yaml(&explanations)?,
-        OutputFormat::Table => explain_table::render(&explanations, explain_table::use_color()),
+    let patches = if args.show_patch {
+        Some(patches(args, &workloads)?)
+    } else {
+        None
+    };
+    let rendered = match (args.output, &patches) {
+        (OutputFormat::Json, None) => render_json(&explanations)?,
+        (OutputFormat::Yaml, None) => render_yaml(&explanations)?,
+        (OutputFormat::Json | OutputFormat::Yaml, Some(patches)) => {
+            let combined = with_patches(&explanations, patches)?;
+            if args.output == OutputFormat::Json {
+                render_json(&combined)?
+            } else {
+                render_yaml(&combined)?
+            }
+        }
+        (OutputFormat::Table, _) => {
+            let mut text = explain_table::render(&explanations, explain_table::use_color());
+            for (explanation, patch) in explanations.iter().zip(patches.iter().flatten()) {
+                text.push_str(&show_patch::render_table(explanation, patch));
+            }
+            text
+        }
     };
     let mut stdout = std::io::stdout().lock();
     stdout
@@ -152,7 +183,55 @@ fn load_workloads(args: &ExplainArgs) -> Result<Vec<PodTemplate>> {
     Ok(workloads)
 }
 
-fn render_json(explanations: &[Explanation]) -> Result<String> {
+/// What injection would change for each workload's pod.
+fn patches(args: &ExplainArgs, workloads: &[PodTemplate]) -> Result<Vec<show_patch::PodChange>> {
+    let settings_args = super::settings::SettingsArgs {
+        injector_config: args.injector_config.clone(),
+        values: args.values.clone(),
+        mesh: args.mesh.clone(),
+    };
+    let loaded = super::settings::load(&settings_args)?;
+    let injector = injector_engine::pipeline::Injector::new(
+        loaded.config,
+        loaded.values,
+        loaded.mesh,
+        injector_engine::pipeline::Options::default(),
+    )
+    .map_err(|e| anyhow::anyhow!("injector configuration: {e}"))?;
+    let source = input::read_source(&args.file)?;
+    let mut changes = Vec::new();
+    let mut objects = input::objects(&source)?.into_iter();
+    for workload in workloads {
+        let object = objects
+            .by_ref()
+            .find(|o| workload::pod_template(&o.value).ok().flatten().as_ref() == Some(workload));
+        let Some(object) = object else { continue };
+        changes.push(show_patch::pod_change(&injector, &object.value, workload));
+    }
+    Ok(changes)
+}
+
+fn with_patches<T: serde::Serialize>(
+    explanations: &[T],
+    patches: &[show_patch::PodChange],
+) -> Result<Vec<serde_json::Value>> {
+    explanations
+        .iter()
+        .zip(patches)
+        .map(|(explanation, change)| {
+            let mut value = serde_json::to_value(explanation).context("cannot encode the result")?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("patch".to_owned(), change.patch_json());
+                if let Some(error) = &change.error {
+                    map.insert("patchError".to_owned(), error.clone().into());
+                }
+            }
+            Ok(value)
+        })
+        .collect()
+}
+
+fn render_json<T: serde::Serialize>(explanations: &[T]) -> Result<String> {
     let mut text = match explanations {
         [one] => serde_json::to_string_pretty(one),
         many => serde_json::to_string_pretty(many),
@@ -162,7 +241,7 @@ fn render_json(explanations: &[Explanation]) -> Result<String> {
     Ok(text)
 }
 
-fn render_yaml(explanations: &[Explanation]) -> Result<String> {
+fn render_yaml<T: serde::Serialize>(explanations: &[T]) -> Result<String> {
     match explanations {
         [one] => serde_saphyr::to_string(one),
         many => serde_saphyr::to_string(&many),

@@ -9,6 +9,7 @@ mod inject;
 mod input;
 mod serve;
 mod settings;
+mod show_patch;
 mod template;
 
 use std::process::ExitCode;

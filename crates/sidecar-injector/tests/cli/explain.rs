@@ -384,3 +384,55 @@ fn missing_file() {
     run(&["explain", "-f", "/nonexistent/deploy.yaml"], "")
         .assert_error(&["cannot read /nonexistent/deploy.yaml"]);
 }
+
+#[test]
+fn show_patch_gives_the_patch_and_a_diff() {
+    let out = run(
+        &[
+            "explain",
+            "-f",
+            &example("deployment.yaml"),
+            "--show-patch",
+            "-o",
+            "json",
+        ],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json = out.json();
+    let patch = json["patch"].as_array().expect("a patch");
+    assert!(
+        patch.iter().any(|op| op["path"] == "/spec/initContainers"),
+        "{patch:?}"
+    );
+    let table = run(
+        &["explain", "-f", &example("deployment.yaml"), "--show-patch"],
+        "",
+    );
+    assert!(
+        table
+            .stdout
+            .contains("What the injector would change in the pod of Deployment shop/web"),
+        "{}",
+        table.stdout
+    );
+    assert!(table.stdout.contains("+  initContainers:"), "{}", table.stdout);
+
+    let files = Files::new();
+    let disabled = files.write("config.yaml", "policy: enabled\ntemplates:\n  sidecar: |\n    spec:\n      containers:\n      - name: istio-proxy\n        image: p\n");
+    let skipped = run(
+        &[
+            "explain",
+            "-f",
+            &example("deployment.yaml"),
+            "--injector-config",
+            &disabled,
+            "--show-patch",
+            "-o",
+            "json",
+        ],
+        "",
+    );
+    assert_eq!(skipped.code, 0, "{}", skipped.stderr);
+    assert!(skipped.json()["patch"].as_array().is_some_and(|p| !p.is_empty()));
+}
