@@ -51,6 +51,9 @@ impl RawDocument<'_> {
 fn yaml_11_options() -> serde_saphyr::Options {
     let mut options = serde_saphyr::Options::default();
     options.legacy_octal_numbers = true;
+    // Manifests are bounded by the callers (6 MiB admission bodies, files the user names); the
+    // parser's own resource budget only costs time here.
+    options.budget = None;
     options
 }
 
