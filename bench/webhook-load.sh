@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Load benchmark of the webhook HTTPS server (crates/injector-server) on loopback.
 #
-# The real injection engine is not wired in yet, so this drives the server with the FAKE
-# engine of `crates/injector-server/examples/fake_injector.rs`, which builds an Istio-sized
-# JSON Patch per request. The numbers measure TLS + HTTP + AdmissionReview decode/encode +
-# the blocking-pool hand-off, not template rendering.
+# ENGINE=real (default) runs `sidecar-injector serve` on its embedded Istio configuration, so
+# every admission renders Istio's sidecar template, merges, post-processes and builds the
+# JSON Patch. ENGINE=fake runs `crates/injector-server/examples/fake_injector.rs`, which answers
+# with a canned Istio-sized patch: its numbers measure only TLS + HTTP + AdmissionReview
+# decode/encode + the blocking-pool hand-off.
 #
 # Load tool: h2load (Debian package nghttp2-client), over keep-alive HTTPS, HTTP/2 by default
 # (PROTO=h1 for HTTP/1.1). The server is pinned to CPU 0 and h2load to CPU 1 (taskset;
@@ -12,7 +13,7 @@
 #
 # Usage: bench/webhook-load.sh            # 20 s, 8 connections x 10 streams, HTTP/2
 #        DURATION=10 CLIENTS=16 STREAMS=4 PROTO=h1 bench/webhook-load.sh
-#        SERVER_ARGS=--inline bench/webhook-load.sh   # engine on the async worker
+#        ENGINE=fake SERVER_ARGS=--inline bench/webhook-load.sh   # fake engine on the async worker
 # Output: throughput (admissions/s), latency p50/p90/p99/max, peak RSS (VmHWM) of the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +33,16 @@ if ! command -v h2load >/dev/null; then
   exit 1
 fi
 
-[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet -p injector-server --example fake_injector
-bin=target/release/examples/fake_injector
+ENGINE=${ENGINE:-real}
+case "$ENGINE" in
+  real)
+    [ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet -p sidecar-injector
+    cmd=(target/release/sidecar-injector serve) ;;
+  fake)
+    [ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet -p injector-server --example fake_injector
+    cmd=(target/release/examples/fake_injector) ;;
+  *) echo "ENGINE must be real or fake" >&2; exit 2 ;;
+esac
 work=$(mktemp -d)
 trap 'kill -TERM "${pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -94,7 +103,7 @@ review = {
 open(sys.argv[1], "w").write(json.dumps(review))
 PY
 
-RUST_LOG=${RUST_LOG:-warn} "${server_cpu[@]}" "$bin" --addr "127.0.0.1:$PORT" --monitoring-addr "127.0.0.1:$MON_PORT" \
+RUST_LOG=${RUST_LOG:-warn} "${server_cpu[@]}" "${cmd[@]}" --addr "127.0.0.1:$PORT" --monitoring-addr "127.0.0.1:$MON_PORT" \
   --write-ca "$work/ca.pem" ${SERVER_ARGS:-} 2>"$work/server.log" &
 pid=$!
 for _ in $(seq 100); do
@@ -106,7 +115,7 @@ curl -fs "http://127.0.0.1:$MON_PORT/readyz" >/dev/null || { cat "$work/server.l
 proto_args=()
 if [ "$PROTO" = h1 ]; then proto_args=(--h1); STREAMS=1; fi
 url="https://127.0.0.1:$PORT/inject?timeout=10s"
-echo "== $PROTO, $CLIENTS connections x $STREAMS streams, ${DURATION}s (+${WARMUP}s warm-up); body $(wc -c <"$work/review.json") bytes"
+echo "== $ENGINE engine, $PROTO, $CLIENTS connections x $STREAMS streams, ${DURATION}s (+${WARMUP}s warm-up); body $(wc -c <"$work/review.json") bytes"
 "${load_cpu[@]}" h2load "${proto_args[@]}" -c "$CLIENTS" -m "$STREAMS" -t 1 -D "$DURATION" --warm-up-time "$WARMUP" \
   -d "$work/review.json" -H 'content-type: application/json' --log-file "$work/requests.tsv" "$url" \
   | tee "$work/h2load.txt" | grep -E "finished in|requests:|status codes:|traffic:|time for request:"
