@@ -32,6 +32,7 @@
 # Usage: tests/e2e/webhook.sh
 #   WEBHOOK_E2E_KEEP=1        keep the temp dir (logs, CA, serve logs); kept anyway on failure
 #   WEBHOOK_E2E_TIMEOUT=60    seconds for each poll (webhook live, pods from Deployments, ...)
+#   WEBHOOK_E2E_BUDGET=480    seconds for all scenarios together; once spent, polls give up at once
 #   SIDECAR_INJECTOR_BIN=...  use this binary instead of building target/release/sidecar-injector
 # shellcheck disable=SC2317  # functions are called indirectly (trap, check, poll)
 set -euo pipefail
@@ -39,6 +40,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 WAIT=${WEBHOOK_E2E_TIMEOUT:-60}
+BUDGET=${WEBHOOK_E2E_BUDGET:-480}   # seconds for everything after the control plane is up
+DEADLINE=""                         # epoch seconds; set once the control plane is up
 PASS=0
 FAIL=0
 T0=$(date +%s%N)
@@ -98,12 +101,13 @@ check() {
   if out=$("$@" 2>&1); then ok "$what"; else bad "$what"; printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'; fi
 }
 
-# poll TIMEOUT COMMAND... : until COMMAND succeeds (its output is discarded)
+# poll TIMEOUT COMMAND... : until COMMAND succeeds (its output is discarded); gives up after
+# TIMEOUT seconds or at the run's DEADLINE, whichever comes first
 poll() {
-  local t=$1 start; shift
-  start=$(date +%s)
+  local end=$(( $(date +%s) + $1 )); shift
+  if [ -n "$DEADLINE" ] && [ "$DEADLINE" -lt "$end" ]; then end=$DEADLINE; fi
   until "$@" >/dev/null 2>&1; do
-    [ $(( $(date +%s) - start )) -ge "$t" ] && return 1
+    [ "$(date +%s)" -ge "$end" ] && return 1
     sleep 0.3
   done
 }
@@ -161,6 +165,7 @@ else
   exit 1
 fi
 DURATIONS+=("control plane up: $(secs_since "$t") s")
+DEADLINE=$(( $(date +%s) + BUDGET ))
 # shellcheck disable=SC1091
 . "$DIR/env"
 K() { "$DIR/kubectl" --request-timeout=30s "$@"; }
@@ -186,7 +191,9 @@ start_serve() {
     body=$(curl -sS --max-time 2 "http://127.0.0.1:${SERVE_MON[$name]}/readyz" 2>/dev/null || true)
     case "$body" in *'"ready":true'*) return 0 ;; esac
     alive "$pid" || { echo "serve $name exited; log:"; tail -n 20 "$DIR/serve-$name.log"; return 1; }
-    [ $(( $(date +%s) - start )) -ge "$WAIT" ] && { echo "serve $name not ready after $WAIT s: $body"; return 1; }
+    if [ $(( $(date +%s) - start )) -ge "$WAIT" ] || [ "$(date +%s)" -ge "$DEADLINE" ]; then
+      echo "serve $name not ready after $(( $(date +%s) - start )) s: $body"; return 1
+    fi
     sleep 0.2
   done
 }
@@ -304,6 +311,13 @@ live() {
   fi
 }
 no_pod() { ! K -n "$1" get pod "$2" >/dev/null 2>&1; }
+# error_check DESCRIPTION ARGS... : `expect_pod ARGS...` as a check (run in this shell), then
+# prints the API server's error message as the user sees it
+error_check() {
+  local what=$1; shift
+  run "$what" expect_pod "$@"
+  log "    kubectl said: $(printf '%s' "$OUT" | tr '\n\t' '  ')"
+}
 
 # ---------------------------------------------------------------------------- setup
 check "create namespaces e2e-enabled / e2e-disabled (istio-injection=...) and e2e-plain" bash -c "
@@ -320,7 +334,7 @@ run "serve B (--injector-config examples/injector-configmap.yaml, policy disable
 DURATIONS+=("serve A and B ready: $(secs_since "$t") s")
 check "--write-ca wrote a CA certificate" openssl x509 -in "$CA" -noout -subject
 CAB=$(base64 -w0 < "$CA")
-log "serve A: $(url_of A) (pid ${SERVE_PID[A]}), serve B: $(url_of B) (pid ${SERVE_PID[B]})"
+log "serve A: $(url_of A) (pid ${SERVE_PID[A]:-?}), serve B: $(url_of B) (pid ${SERVE_PID[B]:-?})"
 
 # ---------------------------------------------------------------------------- 1. decision table
 ANN=sidecar.istio.io/inject
@@ -406,12 +420,12 @@ scenario_end
 scenario_start "3 (fail-closed: serve stopped, failurePolicy Fail vs Ignore, recovery)"
 configure "opt-in selector -> serve A, failurePolicy Fail" "$(url_of A)" in Fail '[v1]' "$CAB"
 live "e2e-enabled pod injected by serve A" init e2e-enabled
-run "stop serve A (SIGTERM, pid ${SERVE_PID[A]})" stop_serve A
+run "stop serve A (SIGTERM, pid ${SERVE_PID[A]:-?})" stop_serve A
 REFUSED="failed calling webhook \"$WEBHOOK\".*connection refused"
 check "API server sees serve A gone (dry-run probe: connection refused)" \
   poll "$WAIT" expect_pod "error:$REFUSED" dry e2e-enabled probe
-check "pod creation refused: failed calling webhook \"$WEBHOOK\" ... connection refused" \
-  expect_pod "error:Internal error occurred: $REFUSED" create e2e-enabled closed-1
+error_check "pod creation refused: failed calling webhook \"$WEBHOOK\" ... connection refused" \
+  "error:Internal error occurred: $REFUSED" create e2e-enabled closed-1
 check "the refused pod was not stored" no_pod e2e-enabled closed-1
 check "pod creation in a namespace the selector does not match still works" expect_pod none create e2e-plain closed-plain
 check "create Deployment fail-closed in e2e-enabled" deployment e2e-enabled fail-closed none
@@ -434,7 +448,7 @@ live "serve A back: the same configuration injects again" init e2e-enabled
 check "serve back: pod creation works and injects again" expect_pod init create e2e-enabled back-1
 check "Deployment fail-closed recovers by itself: the ReplicaSet's retry creates an injected pod" \
   poll "$WAIT" deployment_pod e2e-enabled fail-closed init
-run "stop serve A again (pid ${SERVE_PID[A]})" stop_serve A
+run "stop serve A again (pid ${SERVE_PID[A]:-?})" stop_serve A
 check "API server sees serve A gone again (dry-run probe: connection refused)" \
   poll "$WAIT" expect_pod "error:$REFUSED" dry e2e-enabled probe
 configure "same, failurePolicy Ignore (serve A stopped)" "$(url_of A)" in Ignore '[v1]' "$CAB"
@@ -457,13 +471,13 @@ WRONG=$(base64 -w0 < "$DIR/wrong-ca.pem")
 X509='x509: certificate signed by unknown authority'
 configure "opt-in -> serve A, caBundle = a different CA" "$(url_of A)" in Fail '[v1]' "$WRONG"
 live "dry-run probe refused by gen$GEN with an x509 error" "error:\"$WEBHOOK\".*$X509" e2e-enabled
-check "wrong caBundle: pod creation fails: failed calling webhook \"$WEBHOOK\" ... $X509" \
-  expect_pod "error:failed calling webhook \"$WEBHOOK\": failed to call webhook: Post \"$(url_of A)\?timeout=10s\": .*$X509" create e2e-enabled tls-wrong
+error_check "wrong caBundle: pod creation fails: failed calling webhook \"$WEBHOOK\" ... $X509" \
+  "error:failed calling webhook \"$WEBHOOK\": failed to call webhook: Post \"$(url_of A)\?timeout=10s\": .*$X509" create e2e-enabled tls-wrong
 check "the refused pod was not stored" no_pod e2e-enabled tls-wrong
 configure "opt-in -> serve A, caBundle empty" "$(url_of A)" in Fail '[v1]' ""
 live "dry-run probe refused by gen$GEN with an x509 error" "error:\"$WEBHOOK\".*$X509" e2e-enabled
-check "empty caBundle: pod creation fails with $X509" \
-  expect_pod "error:failed calling webhook \"$WEBHOOK\".*$X509" create e2e-enabled tls-empty
+error_check "empty caBundle: pod creation fails with $X509" \
+  "error:failed calling webhook \"$WEBHOOK\".*$X509" create e2e-enabled tls-empty
 configure "opt-in -> serve A, caBundle = the CA serve wrote" "$(url_of A)" in Fail '[v1]' "$CAB"
 live "e2e-enabled pod injected" init e2e-enabled
 check "fixed caBundle: pod creation works and injects" expect_pod init create e2e-enabled tls-fixed
@@ -492,13 +506,13 @@ scenario_end
 # ---------------------------------------------------------------------------- 6. rejected injection
 scenario_start "6 (invalid annotation value -> clear API error)"
 BAD=traffic.sidecar.istio.io/includeOutboundIPRanges
-check "pod with $BAD: \"bad\" refused: admission webhook \"$WEBHOOK\" denied ... invalid value ... $BAD" \
-  expect_pod "error:admission webhook \"$WEBHOOK\" denied the request: .*invalid value 'bad' for annotation '$BAD'" \
+error_check "pod with $BAD: \"bad\" refused: admission webhook \"$WEBHOOK\" denied ... invalid value ... $BAD" \
+  "error:admission webhook \"$WEBHOOK\" denied the request: .*invalid value 'bad' for annotation '$BAD'" \
   create e2e-enabled bad-annotation "$BAD=bad"
 check "the refused pod was not stored" no_pod e2e-enabled bad-annotation
 check "the same pod without that annotation is injected" expect_pod init create e2e-enabled good-annotation
 scenario_end
 
-check "serve A and B still running" bash -c "kill -0 ${SERVE_PID[A]} && kill -0 ${SERVE_PID[B]}"
+check "serve A and B still running" bash -c "kill -0 ${SERVE_PID[A]:-none} && kill -0 ${SERVE_PID[B]:-none}"
 check "delete the webhook configuration" K delete mutatingwebhookconfiguration sidecar-injector-e2e
 exit 0
