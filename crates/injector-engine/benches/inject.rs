@@ -5,8 +5,14 @@
 //!
 //! Needs Istio's derived settings from the shared corpus (`SIDECAR_INJECTOR_SHARED`, default
 //! `../shared` beside the checkout); without them the benchmark says so and measures nothing.
+//!
+//! It runs on mimalloc, the allocator of the `sidecar-injector` binary, so it measures what
+//! `serve` and `inject` run (delete the `#[global_allocator]` item to compare with glibc malloc).
 
 use std::path::PathBuf;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use injector_engine::{

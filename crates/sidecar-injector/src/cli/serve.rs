@@ -149,8 +149,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
         max_concurrency: args.max_concurrency,
         ..ServeOptions::default()
     };
+    // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
+    // context switches and per-thread allocator heaps. Admissions beyond them queue (their
+    // deadline still runs).
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .max_blocking_threads(cores.max(2))
         .build()
         .context("cannot start the runtime")?;
     runtime
