@@ -18,7 +18,8 @@ pub fn to_string(value: &Value) -> String {
     out
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Appends a value to `out`, the way Go's `json.Marshal` would write it.
+pub fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(flag) => out.push_str(if *flag { "true" } else { "false" }),
@@ -62,28 +63,31 @@ fn write_number(out: &mut String, number: &serde_json::Number) {
     }
 }
 
-/// Writes a JSON string literal with Go's escaping.
+/// Writes a JSON string literal with Go's escaping (`json.Marshal`, HTML-safe); the template
+/// engine's `toJson` writes strings the same way, so both share its encoder.
 pub fn write_string(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+    gotemplate::sprig::util::json_string(out, text, true);
+}
+
+/// Writes a JSON object with its keys sorted, as `json.Marshal` writes a Go map; `write_value`
+/// writes each value.
+pub fn write_sorted_object(
+    out: &mut String,
+    map: &serde_json::Map<String, Value>,
+    mut write_value: impl FnMut(&mut String, &Value),
+) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    out.push('{');
+    for (index, key) in keys.into_iter().enumerate() {
+        if index > 0 {
+            out.push(',');
         }
+        write_string(out, key);
+        out.push(':');
+        write_value(out, &map[key.as_str()]);
     }
-    out.push('"');
+    out.push('}');
 }
 
 /// A float64 printed with Go's `%v` (`fmt.Sprint`): the shortest digits that read back the same,

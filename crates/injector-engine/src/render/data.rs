@@ -178,14 +178,8 @@ impl SidecarTemplateData {
             )),
             "ObjectMeta" => Value::object(GoStruct::value(&kube::OBJECT_META, pod.key("metadata"))),
             "Spec" => Value::object(GoStruct::value(&kube::POD_SPEC, pod.key("spec"))),
-            "ProxyConfig" => Value::object(GoStruct::pointer(
-                &mesh::PROXY_CONFIG,
-                Some(JsonRef::root(i.proxy_config.clone())),
-            )),
-            "MeshConfig" => Value::object(GoStruct::pointer(
-                &mesh::MESH_CONFIG,
-                Some(JsonRef::root(i.mesh.clone())),
-            )),
+            "ProxyConfig" => mesh::proxy_config_value(&i.proxy_config),
+            "MeshConfig" => mesh::mesh_config_value(&i.mesh),
             "Values" => i.values.clone(),
             "Revision" => Value::str(i.revision.as_str()),
             "NativeSidecars" => Value::Bool(i.native_sidecars),

@@ -80,14 +80,8 @@ impl GatewayTemplateData {
         match name {
             "ProxyImage" => Value::str(i.proxy_image.as_str()),
             "AgentgatewayImage" => Value::str(i.agentgateway_image.as_str()),
-            "ProxyConfig" => Value::object(GoStruct::pointer(
-                &mesh::PROXY_CONFIG,
-                Some(JsonRef::root(i.proxy_config.clone())),
-            )),
-            "MeshConfig" => Value::object(GoStruct::pointer(
-                &mesh::MESH_CONFIG,
-                Some(JsonRef::root(i.mesh.clone())),
-            )),
+            "ProxyConfig" => mesh::proxy_config_value(&i.proxy_config),
+            "MeshConfig" => mesh::mesh_config_value(&i.mesh),
             "Values" => i.values.clone(),
             "TemplateInput" => Value::Object(self.embedded[0].clone()),
             "Gateway" => Value::Object(self.embedded[1].clone()),

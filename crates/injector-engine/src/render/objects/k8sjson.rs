@@ -69,18 +69,7 @@ pub fn write_k8s(out: &mut String, ty: &str, json: Option<&Json>) {
         let value_ty = rest.split_once(']').map_or("", |(_, v)| v);
         match json {
             Some(Json::Object(m)) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    gojson::write_string(out, k);
-                    out.push(':');
-                    write_k8s(out, value_ty, m.get(k.as_str()));
-                }
-                out.push('}');
+                gojson::write_sorted_object(out, m, |out, value| write_k8s(out, value_ty, Some(value)));
             }
             Some(other) => out.push_str(&gojson::to_string(other)),
             None => out.push_str("null"),

@@ -9,7 +9,12 @@
 use super::gostruct::Kind::{
     Bool, Enum, Float64, Int32, Opaque, Ptr, PtrList, Str, StrList, StrMap, Uint32, Wrapper,
 };
-use super::gostruct::{Schema, f};
+use std::sync::Arc;
+
+use gotemplate::Value;
+use serde_json::Value as Json;
+
+use super::gostruct::{GoStruct, JsonRef, Schema, f};
 use super::proto::{EnumType, WrapperKind};
 
 const DURATION: super::gostruct::Kind = Wrapper(WrapperKind::Duration);
@@ -468,3 +473,16 @@ pub static MESH_CONFIG: Schema = Schema::proto(
     ],
     &[],
 );
+
+/// `.ProxyConfig` of the templates: a `*meshconfig.ProxyConfig` over protobuf JSON.
+pub fn proxy_config_value(proxy_config: &Arc<Json>) -> Value {
+    Value::object(GoStruct::pointer(
+        &PROXY_CONFIG,
+        Some(JsonRef::root(proxy_config.clone())),
+    ))
+}
+
+/// `.MeshConfig` of the templates: a `*meshconfig.MeshConfig` over protobuf JSON.
+pub fn mesh_config_value(mesh: &Arc<Json>) -> Value {
+    Value::object(GoStruct::pointer(&MESH_CONFIG, Some(JsonRef::root(mesh.clone()))))
+}

@@ -104,16 +104,5 @@ fn write_value(out: &mut String, kind: Kind, v: &Json) {
 }
 
 fn write_sorted(out: &mut String, m: &serde_json::Map<String, Json>) {
-    let mut keys: Vec<&String> = m.keys().collect();
-    keys.sort();
-    out.push('{');
-    for (i, k) in keys.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        gojson::write_string(out, k);
-        out.push(':');
-        out.push_str(&gojson::to_string(&m[k.as_str()]));
-    }
-    out.push('}');
+    gojson::write_sorted_object(out, m, gojson::write_value);
 }
