@@ -24,11 +24,7 @@ impl Writer {
                 }
                 spaces = true;
             } else if is_break(value, i) {
-                if !breaks && at(value, i) == b'\n' {
-                    self.put_break();
-                }
-                self.write_break(value, &mut i);
-                self.indention = true;
+                self.write_flow_break(value, &mut i, !breaks);
                 breaks = true;
             } else {
                 if breaks {
@@ -42,6 +38,16 @@ impl Writer {
         }
         self.whitespace = false;
         self.indention = false;
+    }
+
+    /// A line break inside a plain or single-quoted scalar: the first `\n` of a run is written
+    /// twice, since a lone one would fold into a space when read back.
+    fn write_flow_break(&mut self, value: &[u8], i: &mut usize, first_of_run: bool) {
+        if first_of_run && at(value, *i) == b'\n' {
+            self.put_break();
+        }
+        self.write_break(value, i);
+        self.indention = true;
     }
 
     /// `yaml_emitter_write_single_quoted_scalar`.
@@ -66,11 +72,7 @@ impl Writer {
                 }
                 spaces = true;
             } else if is_break(value, i) {
-                if !breaks && at(value, i) == b'\n' {
-                    self.put_break();
-                }
-                self.write_break(value, &mut i);
-                self.indention = true;
+                self.write_flow_break(value, &mut i, !breaks);
                 breaks = true;
             } else {
                 if breaks {
