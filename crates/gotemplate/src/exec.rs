@@ -287,13 +287,13 @@ impl<'t, 'o> State<'t, 'o> {
         let val = self.eval_pipeline(dot, &r.pipe)?;
         let mark = self.mark();
         match &val {
+            Value::Int(..) | Value::Uint(..) if r.pipe.decl.len() > 1 => {
+                return self.errorf(format!(
+                    "can't use {} to iterate over more than one variable",
+                    crate::fmt::sprint_value(&val)
+                ));
+            }
             Value::Int(n, t) => {
-                if r.pipe.decl.len() > 1 {
-                    return self.errorf(format!(
-                        "can't use {} to iterate over more than one variable",
-                        crate::fmt::sprint_value(&val)
-                    ));
-                }
                 if *n > 0 {
                     for i in 0..*n {
                         self.one_iteration(r, mark, Value::Missing, Value::Int(i, *t), false)?;
@@ -302,12 +302,6 @@ impl<'t, 'o> State<'t, 'o> {
                 }
             }
             Value::Uint(n, t) => {
-                if r.pipe.decl.len() > 1 {
-                    return self.errorf(format!(
-                        "can't use {} to iterate over more than one variable",
-                        crate::fmt::sprint_value(&val)
-                    ));
-                }
                 if *n > 0 {
                     for i in 0..*n {
                         self.one_iteration(r, mark, Value::Missing, Value::Uint(i, *t), false)?;
