@@ -84,6 +84,39 @@ struct Compiled {
     /// Short Go names (`Container`), for error messages.
     names: Vec<String>,
     zeros: Vec<OnceLock<Value>>,
+    /// Per struct: its fields by JSON name, for matching an object's keys in one pass.
+    layouts: Vec<StructLayout>,
+}
+
+/// A struct's field positions by exact and by ASCII-lowercased JSON name.
+#[derive(Debug, Default)]
+struct StructLayout {
+    exact: HashMap<String, usize>,
+    folded: HashMap<String, usize>,
+}
+
+impl StructLayout {
+    fn new(fields: &[Field]) -> Self {
+        let mut layout = StructLayout::default();
+        for (position, field) in fields.iter().enumerate() {
+            layout.exact.entry(field.name.clone()).or_insert(position);
+            layout
+                .folded
+                .entry(field.name.to_ascii_lowercase())
+                .or_insert(position);
+        }
+        layout
+    }
+
+    /// The field named exactly `key`.
+    fn exact(&self, key: &str) -> Option<usize> {
+        self.exact.get(key).copied()
+    }
+
+    /// The field whose name equals `key` ignoring ASCII case.
+    fn folded(&self, key: &str) -> Option<usize> {
+        self.folded.get(&key.to_ascii_lowercase()).copied()
+    }
 }
 
 fn schema() -> Option<&'static Compiled> {
@@ -119,6 +152,7 @@ fn compile(schema: Schema) -> Compiled {
         .filter_map(|(root, name)| index.get(&name).map(|i| (root, *i)))
         .collect();
     let zeros = names.iter().map(|_| OnceLock::new()).collect();
+    let layouts = structs.iter().map(|fields| StructLayout::new(fields)).collect();
     let names = names
         .iter()
         .map(|n| n.rsplit('.').next().unwrap_or(n).to_owned())
@@ -128,6 +162,7 @@ fn compile(schema: Schema) -> Compiled {
         structs,
         names,
         zeros,
+        layouts,
     }
 }
 
@@ -202,17 +237,23 @@ pub fn root_for(api_version: &str, kind: &str) -> Option<&'static str> {
 /// Round-trips `value` through the Go type named by `root` (`apps/v1/Deployment`, `v1/Pod`,
 /// `#Container`, …).
 pub fn normalize(root: &str, value: &Value) -> Result<Value, NormalizeError> {
-    walk(root, value, false)
+    walk(root, value.clone(), false)
 }
 
 /// Like [`normalize`], but fields the Go types do not know are kept as they are (after the known
 /// ones) instead of dropped. The webhook works in this mode, so that fields newer than our schema
 /// survive in the pod it answers with and never show up as removals in its patch.
 pub fn normalize_preserving(root: &str, value: &Value) -> Result<Value, NormalizeError> {
+    walk(root, value.clone(), true)
+}
+
+/// [`normalize_preserving`] of a value the caller no longer needs: its strings and maps are moved
+/// into the result instead of copied.
+pub fn normalize_preserving_owned(root: &str, value: Value) -> Result<Value, NormalizeError> {
     walk(root, value, true)
 }
 
-fn walk(root: &str, value: &Value, preserve_unknown: bool) -> Result<Value, NormalizeError> {
+fn walk(root: &str, value: Value, preserve_unknown: bool) -> Result<Value, NormalizeError> {
     let Some(schema) = schema() else {
         return Err(error("schema", root, "a usable schema"));
     };
@@ -233,7 +274,9 @@ fn walk(root: &str, value: &Value, preserve_unknown: bool) -> Result<Value, Norm
         depth: 0,
         preserve_unknown,
     };
-    walker.value(&shape, Some(value))
+    let mut value = value;
+    walker.value(&shape, &mut value)?;
+    Ok(value)
 }
 
 /// Go's compact JSON of a normalized value (struct field order, Go escaping).
@@ -241,6 +284,7 @@ pub fn to_go_json(value: &Value) -> String {
     gojson::to_string(value)
 }
 
+/// Walks an input value (consumed) along a schema shape, producing Go's round trip of it.
 struct Walker<'a> {
     schema: &'a Compiled,
     /// Names of the structs being walked, innermost last (Go names the innermost in errors).
@@ -275,6 +319,65 @@ fn json_kind(value: &Value) -> String {
     }
 }
 
+/// The input values of one struct's fields, found in a single pass over the object's keys.
+struct FieldInputs {
+    /// Per field: the value of the key that names it exactly.
+    exact: Vec<Option<Value>>,
+    /// Per field: the value of the first key that names it case-insensitively.
+    folded: Vec<Option<Value>>,
+    /// Keys that name no field, in input order.
+    unknown: Vec<(String, Value)>,
+}
+
+impl FieldInputs {
+    /// Sorts `object`'s entries into the struct's fields the way `encoding/json` matches them:
+    /// an exact name wins, otherwise the first case-insensitive match.
+    fn collect(layout: &StructLayout, field_count: usize, object: Map<String, Value>) -> Self {
+        let mut inputs = FieldInputs {
+            exact: (0..field_count).map(|_| None).collect(),
+            folded: Vec::new(),
+            unknown: Vec::new(),
+        };
+        for (key, value) in object {
+            if let Some(slot) = layout.exact(&key).and_then(|i| inputs.exact.get_mut(i)) {
+                *slot = Some(value);
+            } else if let Some(index) = layout.folded(&key) {
+                if inputs.folded.is_empty() {
+                    inputs.folded = (0..field_count).map(|_| None).collect();
+                }
+                if let Some(slot @ None) = inputs.folded.get_mut(index) {
+                    *slot = Some(value);
+                }
+            } else {
+                inputs.unknown.push((key, value));
+            }
+        }
+        inputs
+    }
+
+    /// The input for field `index`, if any key named it.
+    fn take(&mut self, index: usize) -> Option<Value> {
+        let exact = self.exact.get_mut(index).and_then(Option::take);
+        let folded = self.folded.get_mut(index).and_then(Option::take);
+        exact.or(folded)
+    }
+}
+
+/// Whether Go's marshaller leaves this field out when the input does not set it.
+fn skipped_when_absent(field: &Field) -> bool {
+    (field.omitempty && !struct_like(field.shape.kind)) || field.omitzero
+}
+
+/// Whether the normalized value of `field` is left out of the output.
+fn omitted(schema: &Compiled, field: &Field, value: &Value) -> bool {
+    (field.omitempty && is_empty(&field.shape, value))
+        || (field.omitzero
+            && match field.shape.kind {
+                Kind::Time => value.is_null(),
+                _ => schema.zero(&field.shape) == *value,
+            })
+}
+
 impl<'a> Walker<'a> {
     fn fail(&self, found: &Value, expected: &str) -> NormalizeError {
         let owner = self.structs.last().copied().unwrap_or("");
@@ -286,113 +389,102 @@ impl<'a> Walker<'a> {
         error(&json_kind(found), &path, expected)
     }
 
-    /// The output for a field of `shape` given the input (`None` when absent).
-    fn value(&mut self, shape: &Shape, input: Option<&Value>) -> Result<Value, NormalizeError> {
+    /// Normalizes `value` for a field of `shape` (`null` stands for an absent field).
+    fn value(&mut self, shape: &Shape, value: &mut Value) -> Result<(), NormalizeError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             self.depth -= 1;
-            return Err(self.fail(input.unwrap_or(&Value::Null), "a less deeply nested value"));
+            return Err(self.fail(value, "a less deeply nested value"));
         }
-        let result = self.value_inner(shape, input);
+        let result = self.value_inner(shape, value);
         self.depth -= 1;
         result
     }
 
-    fn value_inner(&mut self, shape: &Shape, input: Option<&Value>) -> Result<Value, NormalizeError> {
-        let input = input.filter(|v| !v.is_null());
-        match shape.kind {
-            Kind::String => match input {
-                None => Ok(Value::from("")),
-                Some(Value::String(_)) => Ok(input.cloned().unwrap_or_default()),
-                Some(other) => Err(self.fail(other, &shape.go)),
-            },
-            Kind::Bool => match input {
-                None => Ok(Value::Bool(false)),
-                Some(Value::Bool(_)) => Ok(input.cloned().unwrap_or_default()),
-                Some(other) => Err(self.fail(other, &shape.go)),
-            },
-            Kind::Int | Kind::Uint | Kind::Float => self.number(shape, input),
-            Kind::Struct => self.structure(shape, input),
-            Kind::Ptr => match input {
-                None => Ok(Value::Null),
-                Some(_) => match &shape.elem {
-                    Some(elem) => self.value(elem, input),
-                    None => Ok(Value::Null),
-                },
-            },
-            Kind::Slice => match input {
-                None => Ok(Value::Null),
-                Some(Value::Array(items)) => {
-                    let elem = shape.elem.as_deref();
-                    let mut out = Vec::with_capacity(items.len());
-                    for item in items {
-                        out.push(match elem {
-                            Some(elem) => self.value(elem, Some(item))?,
-                            None => item.clone(),
-                        });
+    fn value_inner(&mut self, shape: &Shape, value: &mut Value) -> Result<(), NormalizeError> {
+        if value.is_null() {
+            *value = self.schema.zero(shape);
+            return Ok(());
+        }
+        let fits = match (shape.kind, &*value) {
+            (Kind::String | Kind::Bytes | Kind::Time, Value::String(_))
+            | (Kind::Bool, Value::Bool(_))
+            | (Kind::Raw | Kind::Any, _)
+            | (Kind::Intorstring, Value::String(_)) => true,
+            (Kind::Intorstring, Value::Number(number)) => {
+                number.as_i64().is_some_and(|n| i32::try_from(n).is_ok())
+            }
+            (Kind::Int | Kind::Uint | Kind::Float, _) => return self.number(shape, value),
+            (Kind::Struct, Value::Object(_)) => return self.structure(shape, value),
+            (Kind::Ptr, _) => {
+                return match &shape.elem {
+                    Some(elem) => self.value(elem, value),
+                    None => {
+                        *value = Value::Null;
+                        Ok(())
                     }
-                    Ok(Value::Array(out))
-                }
-                Some(other) => Err(self.fail(other, &shape.go)),
-            },
-            Kind::Map => match input {
-                None => Ok(Value::Null),
-                Some(Value::Object(map)) => {
-                    let mut sorted: Vec<(&String, &Value)> = map.iter().collect();
-                    sorted.sort_by(|a, b| a.0.cmp(b.0));
-                    let mut out = Map::new();
-                    for (key, item) in sorted {
-                        self.path.push(std::borrow::Cow::Owned(key.clone()));
-                        let value = match shape.elem.as_deref() {
-                            Some(elem) => self.value(elem, Some(item)),
-                            None => Ok(item.clone()),
-                        };
-                        self.path.pop();
-                        out.insert(key.clone(), value?);
-                    }
-                    Ok(Value::Object(out))
-                }
-                Some(other) => Err(self.fail(other, &shape.go)),
-            },
-            Kind::Bytes => match input {
-                None => Ok(Value::Null),
-                Some(Value::String(_)) => Ok(input.cloned().unwrap_or_default()),
-                Some(other) => Err(self.fail(other, &shape.go)),
-            },
-            Kind::Quantity => match input {
-                None => Ok(Value::from("0")),
-                Some(Value::String(text)) => quantity(text),
-                Some(Value::Number(number)) => quantity(&number.to_string()),
-                Some(other) => Err(self.fail(other, &shape.go)),
-            },
-            Kind::Intorstring => match input {
-                None => Ok(Value::from(0)),
-                Some(Value::String(_)) => Ok(input.cloned().unwrap_or_default()),
-                Some(Value::Number(number)) if number.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) => {
-                    Ok(input.cloned().unwrap_or_default())
-                }
-                Some(other) => Err(self.fail(other, &shape.go)),
-            },
-            Kind::Time => match input {
-                None => Ok(Value::Null),
-                Some(Value::String(_)) => Ok(input.cloned().unwrap_or_default()),
-                Some(other) => Err(self.fail(other, &shape.go)),
-            },
-            Kind::Raw | Kind::Any => Ok(input.cloned().unwrap_or(Value::Null)),
+                };
+            }
+            (Kind::Slice, Value::Array(_)) => return self.slice(shape, value),
+            (Kind::Map, Value::Object(_)) => return self.map(shape, value),
+            (Kind::Quantity, Value::String(text)) => {
+                *value = quantity(text)?;
+                true
+            }
+            (Kind::Quantity, Value::Number(number)) => {
+                *value = quantity(&number.to_string())?;
+                true
+            }
+            _ => false,
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(self.fail(value, &shape.go))
         }
     }
 
-    fn number(&self, shape: &Shape, input: Option<&Value>) -> Result<Value, NormalizeError> {
-        let Some(value) = input else {
-            return Ok(Value::from(0));
+    fn slice(&mut self, shape: &Shape, value: &mut Value) -> Result<(), NormalizeError> {
+        if let (Some(elem), Value::Array(items)) = (shape.elem.as_deref(), value) {
+            for item in items {
+                self.value(elem, item)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A Go map: keys sorted (Go marshals maps in key order), each value normalized.
+    fn map(&mut self, shape: &Shape, value: &mut Value) -> Result<(), NormalizeError> {
+        let Value::Object(map) = value else {
+            return Ok(());
         };
+        if !map.keys().zip(map.keys().skip(1)).all(|(a, b)| a < b) {
+            map.sort_keys();
+        }
+        let Some(elem) = shape.elem.as_deref() else {
+            return Ok(());
+        };
+        for (key, item) in map.iter_mut() {
+            // The common map[string]string needs no walk (and no path).
+            if elem.kind == Kind::String && item.is_string() {
+                continue;
+            }
+            self.path.push(std::borrow::Cow::Owned(key.clone()));
+            let result = self.value(elem, item);
+            self.path.pop();
+            result?;
+        }
+        Ok(())
+    }
+
+    fn number(&self, shape: &Shape, value: &Value) -> Result<(), NormalizeError> {
         let Value::Number(number) = value else {
             return Err(self.fail(value, &shape.go));
         };
         match shape.kind {
-            Kind::Int if number.is_i64() => Ok(value.clone()),
-            Kind::Uint if number.is_u64() => Ok(value.clone()),
-            Kind::Float => Ok(value.clone()),
+            Kind::Int if number.is_i64() => Ok(()),
+            Kind::Uint if number.is_u64() => Ok(()),
+            Kind::Float => Ok(()),
             // A fraction or an out-of-range number: Go quotes the literal in this one case.
             _ => {
                 let mut error = self.fail(value, &shape.go);
@@ -402,71 +494,136 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn structure(&mut self, shape: &Shape, input: Option<&Value>) -> Result<Value, NormalizeError> {
+    fn structure(&mut self, shape: &Shape, value: &mut Value) -> Result<(), NormalizeError> {
         let schema: &'a Compiled = self.schema;
         let Some(index) = shape.index else {
-            return Ok(Value::Object(Map::new()));
+            *value = Value::Object(Map::new());
+            return Ok(());
         };
-        let object = match input {
-            None => return Ok(schema.zero_struct(index)),
-            Some(Value::Object(map)) => map,
-            Some(other) => return Err(self.fail(other, &shape.go)),
+        let (Some(fields), Some(layout), Value::Object(map)) =
+            (schema.structs.get(index), schema.layouts.get(index), &mut *value)
+        else {
+            return Ok(());
         };
-        let fields = schema.structs.get(index).map(Vec::as_slice).unwrap_or_default();
         self.structs
             .push(schema.names.get(index).map_or("", String::as_str));
-        let result = self.fields(fields, object);
+        let result = if self.is_shaped(fields, layout, map) {
+            self.fields_in_place(fields, map)
+        } else {
+            self.rebuild_fields(fields, layout, std::mem::take(map))
+                .map(|rebuilt| *map = rebuilt)
+        };
         self.structs.pop();
         result
     }
 
-    fn fields(&mut self, fields: &'a [Field], object: &Map<String, Value>) -> Result<Value, NormalizeError> {
-        let mut out = Map::with_capacity(object.len().min(fields.len()) + 4);
-        for field in fields {
-            let given = object.get(&field.name).or_else(|| {
-                object
+    /// Whether `map` already has the output's layout: only exact field names, in schema order, no
+    /// missing field that Go would print, and (when kept) unknown fields last. Such a map is
+    /// normalized in place; anything else is rebuilt.
+    fn is_shaped(&self, fields: &[Field], layout: &StructLayout, map: &Map<String, Value>) -> bool {
+        let mut next = 0;
+        let mut in_unknown = false;
+        for key in map.keys() {
+            let found = fields
+                .get(next..)
+                .unwrap_or_default()
+                .iter()
+                .position(|field| field.name == *key);
+            match found {
+                Some(offset) if !in_unknown => {
+                    let skipped = fields.get(next..next + offset).unwrap_or_default();
+                    if !skipped.iter().all(skipped_when_absent) {
+                        return false;
+                    }
+                    next += offset + 1;
+                }
+                _ => {
+                    let known = layout.exact(key).is_some() || layout.folded(key).is_some();
+                    if known || !self.preserve_unknown {
+                        return false;
+                    }
+                    in_unknown = true;
+                }
+            }
+        }
+        fields
+            .get(next..)
+            .unwrap_or_default()
+            .iter()
+            .all(skipped_when_absent)
+    }
+
+    fn fields_in_place(
+        &mut self,
+        fields: &'a [Field],
+        map: &mut Map<String, Value>,
+    ) -> Result<(), NormalizeError> {
+        let mut next = 0;
+        let mut any_omitted = false;
+        for (key, value) in map.iter_mut() {
+            let Some(offset) = fields
+                .get(next..)
+                .unwrap_or_default()
+                .iter()
+                .position(|field| field.name == *key)
+            else {
+                // The unknown fields at the end, kept as they are.
+                break;
+            };
+            next += offset + 1;
+            let Some(field) = fields.get(next - 1) else {
+                break;
+            };
+            self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
+            let result = self.value(&field.shape, value);
+            self.path.pop();
+            result?;
+            any_omitted |= omitted(self.schema, field, value);
+        }
+        if any_omitted {
+            let schema = self.schema;
+            map.retain(|key, value| {
+                !fields
                     .iter()
-                    .find(|(key, _)| key.eq_ignore_ascii_case(&field.name))
-                    .map(|(_, value)| value)
+                    .find(|field| field.name == *key)
+                    .is_some_and(|field| omitted(schema, field, value))
             });
-            let value = match given {
+        }
+        Ok(())
+    }
+
+    fn rebuild_fields(
+        &mut self,
+        fields: &'a [Field],
+        layout: &StructLayout,
+        object: Map<String, Value>,
+    ) -> Result<Map<String, Value>, NormalizeError> {
+        let schema: &'a Compiled = self.schema;
+        let mut out = Map::with_capacity(object.len().min(fields.len()) + 4);
+        let mut inputs = FieldInputs::collect(layout, fields.len(), object);
+        for (position, field) in fields.iter().enumerate() {
+            let value = match inputs.take(position) {
                 // Absent: Go prints the zero value, unless omitempty drops it (every zero but a
                 // struct's is empty).
-                None if field.omitempty && !struct_like(field.shape.kind) => continue,
-                None => self.schema.zero(&field.shape),
-                Some(given) => {
+                None if skipped_when_absent(field) => continue,
+                None => schema.zero(&field.shape),
+                Some(mut given) => {
                     self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
-                    let value = self.value(&field.shape, Some(given));
+                    let result = self.value(&field.shape, &mut given);
                     self.path.pop();
-                    value?
+                    result?;
+                    given
                 }
             };
-            if (field.omitempty && is_empty(&field.shape, &value))
-                || (field.omitzero && self.is_zero(&field.shape, &value))
-            {
+            if omitted(schema, field, &value) {
                 continue;
             }
             out.insert(field.name.clone(), value);
         }
         if self.preserve_unknown {
-            for (key, value) in object {
-                let known = fields
-                    .iter()
-                    .any(|f| f.name == *key || f.name.eq_ignore_ascii_case(key));
-                if !known {
-                    out.insert(key.clone(), value.clone());
-                }
-            }
+            out.extend(inputs.unknown);
         }
-        Ok(Value::Object(out))
-    }
-
-    /// Whether the output equals the zero value of the shape (Go's `omitzero`).
-    fn is_zero(&self, shape: &Shape, value: &Value) -> bool {
-        match shape.kind {
-            Kind::Time => value.is_null(),
-            _ => self.schema.zero(shape) == *value,
-        }
+        Ok(out)
     }
 }
 

@@ -26,7 +26,7 @@ use crate::{
     cluster::{overwrite_cluster_info, resolve_cluster_and_network},
     images::{PROXY_IMAGE_TYPE_ANNOTATION, proxy_image, proxy_init_image},
     mesh::{PROXY_CONFIG_ANNOTATION, effective_proxy_config, validate_proxy_config},
-    normalize::{normalize, normalize_preserving, to_go_json},
+    normalize::{normalize, normalize_preserving, normalize_preserving_owned, to_go_json},
     owner::{Owner, owner_of},
     patch::create_patch,
     pod::{ContainerList, PROXY_CONTAINER, annotations_mut, containers, containers_mut, labels_mut, name_of},
@@ -350,7 +350,7 @@ impl Injector {
         }
         let hold = hold_application(&self.mesh, original_annotations, &self.values)?;
         reorder_pod(pod, hold);
-        *pod = normalize_preserving("v1/Pod", pod).map_err(|e| e.to_string())?;
+        *pod = normalize_preserving_owned("v1/Pod", std::mem::take(pod)).map_err(|e| e.to_string())?;
         Ok(())
     }
 }
@@ -403,7 +403,7 @@ fn parse_overlay(rendered: &str) -> Result<Value, InjectError> {
 fn merge(pod: &Value, overlay: &Value) -> Result<Value, InjectError> {
     let merged = strategic_merge::strategic_merge(pod, overlay, Schema::pod())
         .map_err(|e| InjectError(format!("failed to run injection template: strategic merge: {e}")))?;
-    normalize_preserving("v1/Pod", &merged).map_err(|e| {
+    normalize_preserving_owned("v1/Pod", merged).map_err(|e| {
         InjectError(format!(
             "failed to run injection template: unmarshal patched pod: {e}"
         ))

@@ -40,32 +40,33 @@ pub(crate) fn is_str(v: Option<&Value>, s: &str) -> bool {
 
 /// Go's `removeDirectives`: drops every object that carries `$patch` (and the list items or map
 /// entries holding them). Returns `None` when `v` itself must be dropped. Other `$` keys stay.
-pub(crate) fn remove_directives(v: Value, depth: usize) -> Result<Option<Value>, MergeError> {
+pub(crate) fn remove_directives(mut v: Value, depth: usize) -> Result<Option<Value>, MergeError> {
+    Ok(retain_without_directives(&mut v, depth)?.then_some(v))
+}
+
+/// [`remove_directives`] in place (nothing is rebuilt when there is nothing to drop): whether
+/// `v` stays.
+fn retain_without_directives(v: &mut Value, depth: usize) -> Result<bool, MergeError> {
     depth_check(depth)?;
-    Ok(match v {
+    let mut failure = None;
+    let mut keep = |child: &mut Value| match retain_without_directives(child, depth + 1) {
+        Ok(keep) => keep,
+        Err(error) => {
+            failure.get_or_insert(error);
+            true
+        }
+    };
+    match v {
         Value::Object(map) => {
             if map.contains_key(DIRECTIVE_MARKER) {
-                return Ok(None);
+                return Ok(false);
             }
-            let mut out = Map::new();
-            for (k, v) in map {
-                if let Some(v) = remove_directives(v, depth + 1)? {
-                    out.insert(k, v);
-                }
-            }
-            Some(Value::Object(out))
+            map.retain(|_, child| keep(child));
         }
-        Value::Array(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                if let Some(item) = remove_directives(item, depth + 1)? {
-                    out.push(item);
-                }
-            }
-            Some(Value::Array(out))
-        }
-        other => Some(other),
-    })
+        Value::Array(items) => items.retain_mut(|child| keep(child)),
+        _ => {}
+    }
+    failure.map_or(Ok(true), Err)
 }
 
 /// Go's `discardNullValuesFromPatch`: removes `null`-valued map entries at every depth (list

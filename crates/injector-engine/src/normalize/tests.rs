@@ -42,6 +42,44 @@ fn matches_go_on_every_oracle_case() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A normalized object is normalized in place (no map is rebuilt); that path must give exactly
+/// what the first pass gave, in both modes, for every oracle case.
+#[test]
+fn normalizing_twice_changes_nothing() {
+    let cases: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(oracle_dir().join("cases.json")).expect("cases"))
+            .expect("json");
+    let mut checked = 0;
+    for case in &cases {
+        let name = case["name"].as_str().unwrap_or_default();
+        let root = case["root"].as_str().unwrap_or_default();
+        for normalize_once in [normalize, normalize_preserving] {
+            let Ok(once) = normalize_once(root, &case["json"]) else {
+                continue;
+            };
+            let twice = normalize_once(root, &once).expect("a normalized object normalizes");
+            assert_eq!(to_go_json(&twice), to_go_json(&once), "{name}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "only {checked} cases normalized");
+}
+
+/// In place, a present field that normalizes to an empty value is still dropped by `omitempty`,
+/// and `null` still becomes the zero value.
+#[test]
+fn in_place_path_applies_omitempty_and_zero_values() {
+    let shaped = json!({"name": "app", "image": "", "ports": [], "resources": null, "stdin": false});
+    let normalized = normalize("#Container", &shaped).expect("normalizes");
+    assert_eq!(to_go_json(&normalized), r#"{"name":"app","resources":{}}"#);
+    let map_values = json!({"metadata": {"labels": {"b": "2", "a": "1"}}, "spec": {"containers": null}});
+    let normalized = normalize("v1/Pod", &map_values).expect("normalizes");
+    assert_eq!(
+        to_go_json(&normalized["metadata"]),
+        r#"{"labels":{"a":"1","b":"2"}}"#
+    );
+}
+
 #[test]
 fn field_order_is_go_struct_order() {
     let container =
@@ -116,7 +154,13 @@ fn goldens_are_fixed_points() {
             };
             checked += 1;
             match normalize(root, &document) {
-                Ok(normalized) if normalized == document => {}
+                Ok(normalized) if normalized == document => {
+                    // Again, now in struct order: the in-place path must agree.
+                    let again = normalize(root, &normalized).map(|v| to_go_json(&v));
+                    if again.as_ref() != Ok(&to_go_json(&normalized)) {
+                        failures.push(format!("{name} #{index}: second pass differs: {again:?}"));
+                    }
+                }
                 Ok(normalized) => {
                     failures.push(format!("{name} #{index}: changed:\n{normalized}\nvs\n{document}"))
                 }
