@@ -4,7 +4,9 @@
 //! fields, extensions — are equal on both sides and never appear in the patch: we never remove
 //! what we did not put there. The patch applies to the object exactly as the API server holds it.
 
-use serde_json::Value;
+use std::io::Write;
+
+use serde_json::{Map, Value};
 
 /// A patch that could not be produced or applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -12,9 +14,161 @@ use serde_json::Value;
 pub struct PatchError(pub String);
 
 /// The RFC 6902 operations turning `original` into `injected`, serialized as JSON.
+///
+/// Objects are compared key by key; lists keep their common head and tail and are compared item
+/// by item in between, so a container inserted at the front is one `add`, not a rewrite of every
+/// container after it. Removals in a list go from the highest index down.
 pub fn create_patch(original: &Value, injected: &Value) -> Result<Vec<u8>, PatchError> {
-    let patch = json_patch::diff(original, injected);
-    serde_json::to_vec(&patch).map_err(|e| PatchError(e.to_string()))
+    let mut writer = PatchWriter {
+        out: Vec::with_capacity(1024),
+        path: String::new(),
+        first: true,
+    };
+    writer.out.push(b'[');
+    writer.diff(original, injected)?;
+    writer.out.push(b']');
+    Ok(writer.out)
+}
+
+/// Writes operations as they are found, with the JSON Pointer of the current position.
+struct PatchWriter {
+    out: Vec<u8>,
+    path: String,
+    first: bool,
+}
+
+impl PatchWriter {
+    fn diff(&mut self, original: &Value, injected: &Value) -> Result<(), PatchError> {
+        match (original, injected) {
+            (Value::Object(before), Value::Object(after)) => self.diff_object(before, after),
+            (Value::Array(before), Value::Array(after)) => self.diff_array(before, after),
+            _ if original == injected => Ok(()),
+            _ => self.operation("replace", Some(injected)),
+        }
+    }
+
+    fn diff_object(
+        &mut self,
+        before: &Map<String, Value>,
+        after: &Map<String, Value>,
+    ) -> Result<(), PatchError> {
+        // Keys usually come in the same order on both sides: walk them in step while they do.
+        let mut in_step = 0;
+        for ((key, old), (new_key, new)) in before.iter().zip(after) {
+            if key != new_key {
+                break;
+            }
+            let mark = self.push(key);
+            self.diff(old, new)?;
+            self.path.truncate(mark);
+            in_step += 1;
+        }
+        for (key, new) in after.iter().skip(in_step) {
+            let mark = self.push(key);
+            match before.get(key) {
+                Some(old) => self.diff(old, new)?,
+                None => self.operation("add", Some(new))?,
+            }
+            self.path.truncate(mark);
+        }
+        for key in before.keys().skip(in_step) {
+            if !after.contains_key(key) {
+                let mark = self.push(key);
+                self.operation("remove", None)?;
+                self.path.truncate(mark);
+            }
+        }
+        Ok(())
+    }
+
+    fn diff_array(&mut self, before: &[Value], after: &[Value]) -> Result<(), PatchError> {
+        let head = before
+            .iter()
+            .zip(after)
+            .take_while(|(old, new)| same(old, new))
+            .count();
+        let (old_rest, new_rest) = (&before[head..], &after[head..]);
+        let tail = old_rest
+            .iter()
+            .rev()
+            .zip(new_rest.iter().rev())
+            .take(old_rest.len().min(new_rest.len()))
+            .take_while(|(old, new)| same(old, new))
+            .count();
+        let old_middle = &old_rest[..old_rest.len() - tail];
+        let new_middle = &new_rest[..new_rest.len() - tail];
+        let paired = old_middle.len().min(new_middle.len());
+        for (offset, (old, new)) in old_middle.iter().zip(new_middle).enumerate() {
+            let mark = self.push_index(head + offset);
+            self.diff(old, new)?;
+            self.path.truncate(mark);
+        }
+        for (offset, new) in new_middle.iter().enumerate().skip(paired) {
+            let mark = self.push_index(head + offset);
+            self.operation("add", Some(new))?;
+            self.path.truncate(mark);
+        }
+        for offset in (paired..old_middle.len()).rev() {
+            let mark = self.push_index(head + offset);
+            self.operation("remove", None)?;
+            self.path.truncate(mark);
+        }
+        Ok(())
+    }
+
+    /// Appends a key to the pointer (escaped: `~` as `~0`, `/` as `~1`); returns the old length.
+    fn push(&mut self, key: &str) -> usize {
+        let mark = self.path.len();
+        self.path.push('/');
+        for c in key.chars() {
+            match c {
+                '~' => self.path.push_str("~0"),
+                '/' => self.path.push_str("~1"),
+                c => self.path.push(c),
+            }
+        }
+        mark
+    }
+
+    fn push_index(&mut self, index: usize) -> usize {
+        let mark = self.path.len();
+        self.path.push('/');
+        self.path.push_str(&index.to_string());
+        mark
+    }
+
+    fn operation(&mut self, op: &str, value: Option<&Value>) -> Result<(), PatchError> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        let write = |out: &mut Vec<u8>, path: &str| -> serde_json::Result<()> {
+            write!(out, r#"{{"op":"{op}","path":"#).map_err(serde_json::Error::io)?;
+            serde_json::to_writer(&mut *out, path)?;
+            if let Some(value) = value {
+                out.extend_from_slice(br#","value":"#);
+                serde_json::to_writer(&mut *out, value)?;
+            }
+            out.push(b'}');
+            Ok(())
+        };
+        write(&mut self.out, &self.path).map_err(|e| PatchError(e.to_string()))
+    }
+}
+
+/// Equality that also requires the same key order: cheap (no hashing) and never wrong when it
+/// says equal; when it says different the caller just diffs deeper.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, va), (kb, vb))| ka == kb && same(va, vb))
+        }
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)),
+        _ => a == b,
+    }
 }
 
 /// Applies a serialized patch to a copy of `document` (used by `inject` for manifests and by tests).
@@ -49,6 +203,35 @@ mod tests {
             !text.contains("futureField") && !text.contains("x-future-field") && !text.contains("newKnob"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_container_inserted_first_is_one_add() {
+        let original = json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+        let injected =
+            json!({"spec": {"containers": [{"name": "istio-proxy"}, {"name": "a"}, {"name": "b"}]}});
+        let patch = create_patch(&original, &injected).expect("creates");
+        assert_eq!(
+            String::from_utf8(patch.clone()).expect("utf-8"),
+            r#"[{"op":"add","path":"/spec/containers/0","value":{"name":"istio-proxy"}}]"#
+        );
+        assert_eq!(apply_patch(&original, &patch).expect("applies"), injected);
+    }
+
+    #[test]
+    fn lists_shrink_from_the_end_and_keys_are_escaped() {
+        let original = json!({"a/b~c": [1, 2, 3, 4, 5], "gone": true, "order": {"x": 1, "y": 2}});
+        let injected = json!({"a/b~c": [1, 9, 5], "order": {"y": 2, "x": 3}, "new": null});
+        let patch = create_patch(&original, &injected).expect("creates");
+        let text = String::from_utf8(patch.clone()).expect("utf-8");
+        assert!(text.contains(r#""path":"/a~1b~0c/3""#), "{text}");
+        assert_eq!(apply_patch(&original, &patch).expect("applies"), injected);
+    }
+
+    #[test]
+    fn non_object_roots_are_replaced() {
+        let patch = create_patch(&json!([1]), &json!("x")).expect("creates");
+        assert_eq!(patch, br#"[{"op":"replace","path":"","value":"x"}]"#);
     }
 
     #[test]

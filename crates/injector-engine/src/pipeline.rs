@@ -283,11 +283,11 @@ impl Injector {
                 .execute(&template_data)
                 .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
             let overlay = parse_overlay(&rendered)?;
-            template_pod = merge(&template_pod, &overlay)?;
+            template_pod = merge(std::mem::take(&mut template_pod), overlay.clone())?;
             if self.native_applies(&annotations, &overlay) {
                 move_user_proxy_to_init(&mut merged);
             }
-            merged = merge(&merged, &overlay)?;
+            merged = merge(std::mem::take(&mut merged), overlay)?;
         }
 
         let mut merged = overrides::reapply(merged, &pod, &template_pod, &proxy_config)
@@ -400,8 +400,8 @@ fn parse_overlay(rendered: &str) -> Result<Value, InjectError> {
 }
 
 /// Istio's `applyOverlayYAML`: a strategic merge with the Pod schema, then the Go round trip.
-fn merge(pod: &Value, overlay: &Value) -> Result<Value, InjectError> {
-    let merged = strategic_merge::strategic_merge(pod, overlay, Schema::pod())
+fn merge(pod: Value, overlay: Value) -> Result<Value, InjectError> {
+    let merged = strategic_merge::strategic_merge_owned(pod, overlay, Schema::pod())
         .map_err(|e| InjectError(format!("failed to run injection template: strategic merge: {e}")))?;
     normalize_preserving_owned("v1/Pod", merged).map_err(|e| {
         InjectError(format!(

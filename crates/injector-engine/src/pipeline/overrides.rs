@@ -78,8 +78,8 @@ pub(super) fn reapply(
             }
             spec.insert(list.field().to_owned(), Value::Array(vec![overlay.clone()]));
             let patch = serde_json::json!({"metadata": {}, "spec": spec, "status": {}});
-            merged =
-                merge(&merged, &patch).map_err(|e| format!("failed to apply sidecar container: {}", e.0))?;
+            merged = merge(std::mem::take(&mut merged), patch)
+                .map_err(|e| format!("failed to apply sidecar container: {}", e.0))?;
             applied[slot].push(overlay);
         }
     }
