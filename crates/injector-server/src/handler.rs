@@ -19,6 +19,7 @@ use crate::admission::{self, Verdict};
 use crate::config_store::ConfigStore;
 use crate::injector::{AdmissionInput, AdmissionOutcome, Injector};
 use crate::metrics::{AdmissionMetrics, FailureType};
+use crate::outcome_cache::OutcomeCache;
 use crate::path_params;
 use crate::readiness::Readiness;
 use crate::tls::CertStore;
@@ -47,6 +48,8 @@ pub(crate) struct Shared<I: Injector> {
     pub permits: Arc<tokio::sync::Semaphore>,
     pub limits: Limits,
     pub readiness: Readiness,
+    /// Outcomes of recent identical admissions (`None`: caching off).
+    pub cache: Option<Arc<OutcomeCache<I::Config>>>,
 }
 
 impl<I: Injector> Shared<I> {
@@ -109,6 +112,8 @@ struct Record {
     pod: String,
     decision: &'static str,
     reason: String,
+    /// Answered from the outcome cache.
+    cached: bool,
 }
 
 impl Record {
@@ -119,6 +124,7 @@ impl Record {
             pod: String::new(),
             decision: "error",
             reason: reason.into(),
+            cached: false,
         }
     }
 }
@@ -137,6 +143,7 @@ async fn admit<I: Injector>(shared: Arc<Shared<I>>, req: Request<Incoming>, path
         path = %path,
         decision = record.decision,
         reason = %record.reason,
+        cached = record.cached,
         status = resp.status().as_u16(),
         duration_ms = elapsed.as_secs_f64() * 1000.0,
         "admission"
@@ -273,6 +280,7 @@ async fn admit_inner<I: Injector>(
         pod: request.pod_name(),
         decision: "denied",
         reason: String::new(),
+        cached: false,
     };
     let (review_version, uid) = (request.version, request.uid.clone());
     let respond = |verdict: &Verdict| {
@@ -312,7 +320,7 @@ async fn admit_inner<I: Injector>(
             Ok(Ok(None))
         } else {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                shared.injector.admit(&config, &input)
+                admit_cached(shared.cache.as_deref(), &*shared.injector, &config, &input)
             }));
             Ok(outcome
                 .map(Some)
@@ -320,6 +328,7 @@ async fn admit_inner<I: Injector>(
         }
     } else {
         let injector = shared.injector.clone();
+        let cache = shared.cache.clone();
         // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
         // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
         let task = tokio::task::spawn_blocking(move || {
@@ -327,14 +336,20 @@ async fn admit_inner<I: Injector>(
             if Instant::now() >= input.deadline {
                 return None;
             }
-            Some(injector.admit(&config, &input))
+            Some(admit_cached(cache.as_deref(), &*injector, &config, &input))
         });
         tokio::time::timeout_at(deadline.into(), task)
             .await
             .map(|joined| joined.map_err(|e| e.to_string()))
     };
     let outcome = match result {
-        Ok(Ok(Some(outcome))) => outcome,
+        Ok(Ok(Some((outcome, cached)))) => {
+            if cached {
+                m.cache_hits.inc();
+            }
+            record.cached = cached;
+            outcome
+        }
         Ok(Ok(None)) | Err(_) => {
             m.fail(FailureType::Deadline);
             m.success.inc();
@@ -386,4 +401,25 @@ impl Drop for GaugeGuard {
     fn drop(&mut self) {
         self.0.dec();
     }
+}
+
+/// Runs the engine, or answers from the outcome cache when an identical admission was seen
+/// under the same configuration. The flag says whether the answer came from the cache.
+fn admit_cached<I: Injector>(
+    cache: Option<&OutcomeCache<I::Config>>,
+    injector: &I,
+    config: &Arc<I::Config>,
+    input: &AdmissionInput,
+) -> (AdmissionOutcome, bool) {
+    let key = cache.and_then(|cache| cache.key(input));
+    if let (Some(cache), Some(key)) = (cache, &key)
+        && let Some(outcome) = cache.get(config, key)
+    {
+        return (outcome, true);
+    }
+    let outcome = injector.admit(config, input);
+    if let (Some(cache), Some(key)) = (cache, key) {
+        cache.insert(config, key, outcome.clone());
+    }
+    (outcome, false)
 }

@@ -18,6 +18,10 @@ pub trait Injector: Send + Sync + 'static {
 
     /// Decides and, if needed, computes the patch for one pod.
     ///
+    /// The outcome must depend only on `config` and the request's object, namespace, operation
+    /// and path (not its uid or dry-run flag): the server answers identical admissions under the
+    /// same configuration from a cache (`ServeOptions::outcome_cache_bytes`).
+    ///
     /// Must not panic on any input; a panic is caught and answered as `allowed: false`, but
     /// it is a bug. The engine should honour `request.deadline` for long work.
     fn admit(&self, config: &Self::Config, request: &AdmissionInput) -> AdmissionOutcome;

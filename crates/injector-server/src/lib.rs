@@ -74,6 +74,7 @@ mod injector;
 mod logging;
 mod metrics;
 mod monitoring;
+mod outcome_cache;
 pub mod path_params;
 mod readiness;
 mod server;

@@ -72,6 +72,7 @@ pub(crate) struct AdmissionMetrics {
     pub failure: Family<Label, Counter>,
     pub time: Histogram,
     pub in_flight: Gauge,
+    pub cache_hits: Counter,
 }
 
 impl AdmissionMetrics {
@@ -84,6 +85,7 @@ impl AdmissionMetrics {
             failure: Family::default(),
             time: Histogram::new(TIME_BUCKETS),
             in_flight: Gauge::default(),
+            cache_hits: Counter::default(),
         }
     }
 
@@ -126,6 +128,11 @@ impl AdmissionMetrics {
             "sidecar_injector_admissions_in_flight",
             "Admission requests currently being processed.",
             self.in_flight.clone(),
+        );
+        registry.register(
+            "sidecar_injection_cache_hits",
+            "Admissions answered from the outcome cache (an identical pod under the same configuration).",
+            self.cache_hits.clone(),
         );
     }
 }

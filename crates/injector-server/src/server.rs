@@ -24,6 +24,7 @@ use crate::config_store::ConfigStore;
 use crate::handler::{self, Limits, Shared};
 use crate::injector::Injector;
 use crate::metrics::AdmissionMetrics;
+use crate::outcome_cache::OutcomeCache;
 use crate::readiness::Readiness;
 use crate::tls::{CertSource, CertStore};
 use crate::watch::WatchOptions;
@@ -77,6 +78,9 @@ pub struct ServeOptions {
     /// engine then stalls other connections and the deadline cannot cut it short: only for
     /// engines that reliably take well under a millisecond.
     pub inline_injector: bool,
+    /// Bytes of recent admission outcomes kept for identical pods (default 8 MiB; `0` turns the
+    /// cache off). The replicas of a scale-up are the same object when the webhook sees them.
+    pub outcome_cache_bytes: usize,
 }
 
 impl Default for ServeOptions {
@@ -102,6 +106,7 @@ impl Default for ServeOptions {
             max_timeout: Duration::from_secs(30),
             max_concurrent_streams: 256,
             inline_injector: false,
+            outcome_cache_bytes: 8 << 20,
         }
     }
 }
@@ -177,6 +182,7 @@ impl<I: Injector> Server<I> {
                 inline_injector: options.inline_injector,
             },
             readiness: Readiness::default(),
+            cache: OutcomeCache::new(options.outcome_cache_bytes).map(Arc::new),
         });
         Ok(Server {
             listener,

@@ -294,6 +294,8 @@ async fn metrics_healthz_readyz() {
     assert_eq!(metric(&m, "sidecar_injection_patched_total"), Some(5.0));
     assert_eq!(metric(&m, "sidecar_injection_skip_total"), Some(0.0));
     assert_eq!(metric(&m, "sidecar_injection_time_seconds_count"), Some(5.0));
+    // The same pod five times (only the uid differs): the engine ran once.
+    assert_eq!(metric(&m, "sidecar_injection_cache_hits_total"), Some(4.0), "{m}");
     assert!(
         m.contains("sidecar_injection_time_seconds_bucket{le=\"0.01\"}"),
         "{m}"

@@ -62,6 +62,10 @@ pub struct ServeArgs {
     /// Admissions processed at once; more wait briefly, then get 503.
     #[arg(long, default_value_t = 64)]
     pub max_concurrency: usize,
+    /// MiB of recent admission outcomes kept for identical pods (the replicas of a scale-up);
+    /// 0 turns the cache off.
+    #[arg(long, default_value_t = 8)]
+    pub outcome_cache_mib: usize,
 }
 
 /// `--log-format`.
@@ -147,6 +151,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         cert,
         grace_period: args.grace_period,
         max_concurrency: args.max_concurrency,
+        outcome_cache_bytes: args.outcome_cache_mib.saturating_mul(1 << 20),
         ..ServeOptions::default()
     };
     // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
