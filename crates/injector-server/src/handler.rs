@@ -19,7 +19,7 @@ use crate::admission::{self, Verdict};
 use crate::config_store::ConfigStore;
 use crate::injector::{AdmissionInput, AdmissionOutcome, Injector};
 use crate::metrics::{AdmissionMetrics, FailureType};
-use crate::outcome_cache::OutcomeCache;
+use crate::outcome_cache::{CacheKey, OutcomeCache};
 use crate::path_params;
 use crate::readiness::Readiness;
 use crate::tls::CertStore;
@@ -314,21 +314,31 @@ async fn admit_inner<I: Injector>(
         path: path.to_owned(),
         deadline,
     };
-    let result = if limits.inline_injector {
+    // An identical admission seen before is answered here, without the engine or a thread
+    // hand-off. The key copies the pod, so very large ones are not cached.
+    let cache = shared.cache.clone().filter(|_| body.len() <= MAX_CACHED_BODY);
+    let key = cache.as_ref().and_then(|cache| cache.key(&input));
+    let hit = match (&cache, &key) {
+        (Some(cache), Some(key)) => cache.get(&config, key),
+        _ => None,
+    };
+    let result = if let Some(outcome) = hit {
+        drop(permit);
+        Ok(Ok(Some((outcome, true))))
+    } else if limits.inline_injector {
         let _permit = permit;
         if Instant::now() >= input.deadline {
             Ok(Ok(None))
         } else {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                admit_cached(shared.cache.as_deref(), &*shared.injector, &config, &input)
+                admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input)
             }));
             Ok(outcome
-                .map(Some)
+                .map(|outcome| Some((outcome, false)))
                 .map_err(|_| "the injection engine panicked".to_owned()))
         }
     } else {
         let injector = shared.injector.clone();
-        let cache = shared.cache.clone();
         // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
         // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
         let task = tokio::task::spawn_blocking(move || {
@@ -336,7 +346,8 @@ async fn admit_inner<I: Injector>(
             if Instant::now() >= input.deadline {
                 return None;
             }
-            Some(admit_cached(cache.as_deref(), &*injector, &config, &input))
+            let outcome = admit_and_remember(cache.as_deref(), key, &*injector, &config, &input);
+            Some((outcome, false))
         });
         tokio::time::timeout_at(deadline.into(), task)
             .await
@@ -403,23 +414,20 @@ impl Drop for GaugeGuard {
     }
 }
 
-/// Runs the engine, or answers from the outcome cache when an identical admission was seen
-/// under the same configuration. The flag says whether the answer came from the cache.
-fn admit_cached<I: Injector>(
+/// Admission bodies up to this size have their outcome cached.
+const MAX_CACHED_BODY: usize = 256 << 10;
+
+/// Runs the engine and stores its outcome under `key` for identical admissions to come.
+fn admit_and_remember<I: Injector>(
     cache: Option<&OutcomeCache<I::Config>>,
+    key: Option<CacheKey>,
     injector: &I,
     config: &Arc<I::Config>,
     input: &AdmissionInput,
-) -> (AdmissionOutcome, bool) {
-    let key = cache.and_then(|cache| cache.key(input));
-    if let (Some(cache), Some(key)) = (cache, &key)
-        && let Some(outcome) = cache.get(config, key)
-    {
-        return (outcome, true);
-    }
+) -> AdmissionOutcome {
     let outcome = injector.admit(config, input);
     if let (Some(cache), Some(key)) = (cache, key) {
         cache.insert(config, key, outcome.clone());
     }
-    (outcome, false)
+    outcome
 }
