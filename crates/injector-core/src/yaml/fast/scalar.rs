@@ -44,13 +44,15 @@ pub(super) fn is_special_word(text: &str) -> bool {
         || text == "~"
 }
 
-/// A plain mapping key that is certainly the string it reads: it starts with a letter or `_`, is not
-/// a boolean or null word (`serde-saphyr` compares such keys by value when looking for duplicates),
+/// A plain mapping key that is certainly the string it reads: it starts with a letter, a non-ASCII
+/// character or one of `_$/\\(=<^` (never a digit, sign or dot: `serde-saphyr` compares numeric
+/// keys by value when looking for duplicates), is not a boolean or null word nor a merge key,
 /// holds no indicator that could change its reading, and is not too long for an implicit key.
 pub(super) fn plain_key(text: &str) -> Option<String> {
     let first = *text.as_bytes().first()?;
-    let plain = (first.is_ascii_alphabetic() || first == b'_')
+    let plain = (first.is_ascii_alphabetic() || !first.is_ascii() || b"_$/\\(=<^".contains(&first))
         && text.len() <= super::MAX_KEY_LEN
+        && !text.starts_with("<<")
         && !is_special_word(text)
         && !text.bytes().any(|b| {
             matches!(
