@@ -10,7 +10,8 @@
 //! (`yes`, `on`), so a manifest the API server would read as a boolean is a boolean here too.
 //! Documents in the block-style subset that templates and typical manifests use go through
 //! [`fast::parse`], several times faster and giving the same values; every other document (and
-//! every error) goes through `serde-saphyr`.
+//! every error) goes through `serde-saphyr`. Debug builds parse every document the fast path
+//! accepts with `serde-saphyr` too and assert that the values agree.
 
 pub mod fast;
 
@@ -42,6 +43,15 @@ impl RawDocument<'_> {
             return Ok(Value::Null);
         }
         if let Some(value) = fast::parse(self.text) {
+            // Debug builds (every test in the workspace: conformance corpus, rendered templates,
+            // settings files) check the fast path against serde-saphyr on each document.
+            debug_assert_eq!(
+                Ok(&value),
+                parse_with_serde_saphyr(self.text).as_ref(),
+                "the YAML fast path disagrees with serde-saphyr on document {}:\n{}",
+                self.index,
+                self.text
+            );
             return Ok(value);
         }
         // Leading blank lines keep the parser's line numbers (and its snippet) those of the stream.
