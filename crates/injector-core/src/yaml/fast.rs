@@ -61,7 +61,7 @@ pub fn parse(text: &str) -> Option<Value> {
         return None;
     }
     let mut parser = Parser {
-        cursor: Cursor { text, pos: 0 },
+        cursor: Cursor::new(text),
         pending: None,
         depth: 0,
     };

@@ -268,7 +268,7 @@ mod tests {
     use super::*;
 
     fn read(text: &str) -> Option<(Value, usize)> {
-        let mut cursor = Cursor { text, pos: 0 };
+        let mut cursor = Cursor::new(text);
         let open = text.find(['[', '{'])?;
         let value = flow(&mut cursor, open, 0)?;
         Some((value, cursor.pos))

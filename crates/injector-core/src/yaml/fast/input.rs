@@ -7,6 +7,10 @@
 /// separators (line breaks in YAML 1.1), byte order marks and the non-characters U+FFFE/U+FFFF.
 pub(super) fn is_plain_text(text: &str) -> bool {
     let bytes = text.as_bytes();
+    // The common case, printable ASCII, in a loop the compiler vectorizes.
+    if bytes.iter().all(|&b| matches!(b, b' '..=b'~' | b'\n' | b'\t')) {
+        return true;
+    }
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         let bad = match b {
@@ -47,9 +51,20 @@ pub(super) struct Cursor<'a> {
     pub text: &'a str,
     /// Byte offset of the next unread line.
     pub pos: usize,
+    /// The last answer of [`Cursor::peek_content`]: the offset it was asked at, and the line.
+    peeked: Option<(usize, Line)>,
 }
 
 impl<'a> Cursor<'a> {
+    /// A cursor at the start of `text`.
+    pub fn new(text: &'a str) -> Self {
+        Cursor {
+            text,
+            pos: 0,
+            peeked: None,
+        }
+    }
+
     /// The line at `pos` as raw pieces: (start of line, end of line, start of next line), or
     /// `None` at the end of the document.
     pub fn raw_line(&self, pos: usize) -> Option<(usize, usize, usize)> {
@@ -67,6 +82,11 @@ impl<'a> Cursor<'a> {
     /// Returns `Err(())` for a line the fast path does not handle: a tab in the indentation,
     /// or a document marker (`---`, `...`) at column 0.
     pub fn peek_content(&mut self) -> Result<Option<Line>, ()> {
+        if let Some((at, line)) = self.peeked
+            && at == self.pos
+        {
+            return Ok(Some(line));
+        }
         while let Some((begin, end, next)) = self.raw_line(self.pos) {
             let bytes = self.text.as_bytes().get(begin..end).ok_or(())?;
             let indent = bytes.iter().take_while(|&&b| b == b' ').count();
@@ -78,12 +98,14 @@ impl<'a> Cursor<'a> {
                     if indent == 0 && (bytes.starts_with(b"---") || bytes.starts_with(b"...")) {
                         return Err(());
                     }
-                    return Ok(Some(Line {
+                    let line = Line {
                         indent,
                         start: begin + indent,
                         end,
                         next,
-                    }));
+                    };
+                    self.peeked = Some((self.pos, line));
+                    return Ok(Some(line));
                 }
             }
             self.pos = next;
@@ -118,10 +140,7 @@ mod tests {
 
     #[test]
     fn skips_blank_and_comment_lines() {
-        let mut cursor = Cursor {
-            text: "\n   \n  # c\n  a: 1\n",
-            pos: 0,
-        };
+        let mut cursor = Cursor::new("\n   \n  # c\n  a: 1\n");
         let line = cursor.peek_content().expect("ok").expect("a line");
         assert_eq!((line.indent, &cursor.text[line.start..line.end]), (2, "a: 1"));
         cursor.pos = line.next;
@@ -131,7 +150,7 @@ mod tests {
     #[test]
     fn refuses_tab_indentation_and_markers() {
         for text in ["\ta: 1", "  \ta: 1", "...\n", "---\n"] {
-            let mut cursor = Cursor { text, pos: 0 };
+            let mut cursor = Cursor::new(text);
             assert!(cursor.peek_content().is_err(), "{text:?}");
         }
     }

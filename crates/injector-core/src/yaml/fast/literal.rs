@@ -114,10 +114,8 @@ mod tests {
 
     fn read(text: &str, parent: usize) -> Option<(String, usize)> {
         let header_end = text.find('\n')?;
-        let mut cursor = Cursor {
-            text,
-            pos: header_end + 1,
-        };
+        let mut cursor = Cursor::new(text);
+        cursor.pos = header_end + 1;
         let value = literal(&mut cursor, 0, header_end, parent)?;
         Some((value, cursor.pos))
     }
