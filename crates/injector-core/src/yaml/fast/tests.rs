@@ -29,6 +29,12 @@ fn block_mappings_and_sequences() {
         json!({"a": 1, "b": {"c": "x", "d": ["e", {"f": 1, "g": ["h"]}, ["i", "j"]]}, "k": null})
     );
     same("- a\n-\n- b: \n  c: d\n-\n  - x\n");
+    same(
+        "a:\n-\nb: 1\n- # c\n  d: 1\n"
+            .replace("- # c", "c:\n- # c")
+            .as_str(),
+    );
+    same("é: 1\n$x: 2\n/p: 3\n_u: 4\n(a): 5\n=: 6\na b : 7\n");
     same("  indented: root\n  second: 2\n");
     same("a:\n- x\n- y\nb: 2\n");
     same("- a: |\n    x\n  b: 1\n");
@@ -67,6 +73,9 @@ fn literal_block_scalars() {
     same("a: |\n\n  after blank\nb: |\n  x\n   \n  y\n");
     same("a:\n  b: |  # comment\n    # not a comment\n    ---x\n  c: 1\n");
     same("a: |+\n  x\n\n");
+    same("a: |+\n  x\n\n# trailing comment\n\nb: |\n    x\n  # less indented comment\nc: 1\n");
+    same("- a: |\n   x\n  b: |-\n    y\n- |\n  z\n");
+    same("a: |\n  x\n  \ty\n  \n");
 }
 
 #[test]
@@ -74,6 +83,12 @@ fn flow_collections() {
     same("a: []\nb: {}\nc: [x, \"y\", 'z', 1, true]\nd: {k: v, \"q\": 'w', nn: 1}\ne: [a,]\n");
     same("annotations: {\n  a.b/c: \"x\",\n  d: \"y\",\n}\nnext: 1\n");
     same("- [a, b]\n- {c: d}\n");
+    same(
+        "a: [\n  x,  # c\n\n  'y'\n  ]\nb: {\"k\": 1, 'l': [] }\n"
+            .replace("[] ", "2 ")
+            .as_str(),
+    );
+    same("a: {\n}\nb: [\n]\n");
 }
 
 #[test]
