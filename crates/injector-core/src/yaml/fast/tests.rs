@@ -89,6 +89,10 @@ fn flow_collections() {
             .as_str(),
     );
     same("a: {\n}\nb: [\n]\n");
+    // Entries may sit at the column of the enclosing block collection (not further left).
+    same("a: {\nb: c,\n}\n");
+    same("- x: [\n  y]\n");
+    bails("- x: [\n y]\n");
 }
 
 #[test]
