@@ -8,8 +8,8 @@
 //! indented under their key), plain scalars, single-line single- and double-quoted scalars,
 //! literal block scalars (`|`, `|-`, `|+`, indentation auto-detected), flow collections of
 //! scalars (possibly over several lines, as Istio's template writes its annotations), comments
-//! and blank lines. Keys are quoted strings or plain scalars that start with a letter or `_` and
-//! are not a boolean or null word.
+//! and blank lines. Keys are quoted strings or plain scalars that cannot be anything but a string
+//! (see `scalar::plain_key`: no digit, sign or indicator first, no boolean or null word).
 //!
 //! # The bail-out rule
 //!
