@@ -27,7 +27,7 @@
 //! differential tests pin against `serde-saphyr`), mapping order is document order (as with
 //! `serde-saphyr` into `serde_json`'s ordered maps), and quoted and block scalars are always
 //! strings. Plain scalars are resolved with `serde-saphyr`'s own rules for untyped targets (see
-//! [`scalar`]): only text that cannot be anything but a string, the words `null`/`~`/`true`/
+//! `scalar.rs`): only text that cannot be anything but a string, the words `null`/`~`/`true`/
 //! `false`, and plain decimal integers are resolved here (as `u64`, or `i64` when negative, the
 //! number kinds `serde-saphyr` visits); any other scalar that might be a number or a boolean is
 //! parsed alone by `serde-saphyr` with the same options.
