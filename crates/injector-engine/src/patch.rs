@@ -19,10 +19,21 @@ pub struct PatchError(pub String);
 /// by item in between, so a container inserted at the front is one `add`, not a rewrite of every
 /// container after it. Removals in a list go from the highest index down.
 pub fn create_patch(original: &Value, injected: &Value) -> Result<Vec<u8>, PatchError> {
+    create_patch_keeping(original, injected, &[])
+}
+
+/// [`create_patch`], where the fields at the `kept` JSON Pointers of `original` count as equal
+/// to whatever `injected` has there (absent included): the patch never touches them.
+pub fn create_patch_keeping(
+    original: &Value,
+    injected: &Value,
+    kept: &[&str],
+) -> Result<Vec<u8>, PatchError> {
     let mut writer = PatchWriter {
         out: Vec::with_capacity(1024),
         path: String::new(),
         first: true,
+        kept,
     };
     writer.out.push(b'[');
     writer.diff(original, injected)?;
@@ -31,14 +42,18 @@ pub fn create_patch(original: &Value, injected: &Value) -> Result<Vec<u8>, Patch
 }
 
 /// Writes operations as they are found, with the JSON Pointer of the current position.
-struct PatchWriter {
+struct PatchWriter<'k> {
     out: Vec<u8>,
     path: String,
     first: bool,
+    kept: &'k [&'k str],
 }
 
-impl PatchWriter {
+impl PatchWriter<'_> {
     fn diff(&mut self, original: &Value, injected: &Value) -> Result<(), PatchError> {
+        if self.kept.contains(&self.path.as_str()) {
+            return Ok(());
+        }
         match (original, injected) {
             (Value::Object(before), Value::Object(after)) => self.diff_object(before, after),
             (Value::Array(before), Value::Array(after)) => self.diff_array(before, after),
@@ -74,7 +89,9 @@ impl PatchWriter {
         for key in before.keys().skip(in_step) {
             if !after.contains_key(key) {
                 let mark = self.push(key);
-                self.operation("remove", None)?;
+                if !self.kept.contains(&self.path.as_str()) {
+                    self.operation("remove", None)?;
+                }
                 self.path.truncate(mark);
             }
         }
@@ -226,6 +243,18 @@ mod tests {
         let text = String::from_utf8(patch.clone()).expect("utf-8");
         assert!(text.contains(r#""path":"/a~1b~0c/3""#), "{text}");
         assert_eq!(apply_patch(&original, &patch).expect("applies"), injected);
+    }
+
+    #[test]
+    fn kept_fields_are_never_touched() {
+        let received = json!({"metadata": {"name": "p", "managedFields": [{"manager": "kubectl"}]}});
+        let injected = json!({"metadata": {"name": "p", "labels": {"a": "b"}}});
+        let patch =
+            create_patch_keeping(&received, &injected, &["/metadata/managedFields"]).expect("creates");
+        assert_eq!(
+            String::from_utf8(patch).expect("utf-8"),
+            r#"[{"op":"add","path":"/metadata/labels","value":{"a":"b"}}]"#
+        );
     }
 
     #[test]

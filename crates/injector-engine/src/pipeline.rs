@@ -26,9 +26,9 @@ use crate::{
     cluster::{overwrite_cluster_info, resolve_cluster_and_network},
     images::{PROXY_IMAGE_TYPE_ANNOTATION, proxy_image, proxy_init_image},
     mesh::{PROXY_CONFIG_ANNOTATION, effective_proxy_config, validate_proxy_config},
-    normalize::{normalize, normalize_preserving, normalize_preserving_owned, to_go_json},
+    normalize::{normalize, normalize_preserving_owned, to_go_json},
     owner::{Owner, owner_of},
-    patch::create_patch,
+    patch::create_patch_keeping,
     pod::{ContainerList, PROXY_CONTAINER, annotations_mut, containers, containers_mut, labels_mut, name_of},
     probes::apply_rewrite,
     prometheus::{apply_prometheus_merge, apply_secure_port_annotation},
@@ -51,7 +51,8 @@ pub struct Injector {
     values: Value,
     /// `values` converted once for the templates.
     template_values: gotemplate::Value,
-    mesh: Value,
+    /// Shared with every render's template data (never copied per pod).
+    mesh: std::sync::Arc<Value>,
     options: Options,
 }
 
@@ -160,7 +161,7 @@ impl Injector {
             templates,
             values,
             template_values,
-            mesh,
+            mesh: std::sync::Arc::new(mesh),
             options,
         })
     }
@@ -185,26 +186,34 @@ impl Injector {
                 "the admission request's object is not a pod".to_owned(),
             ));
         }
-        let mut original = received.clone();
-        strip_managed_fields(&mut original);
-        default_namespace(&mut original, request.namespace);
-
-        let decision = if self.options.kube_inject {
-            decide(&original, &KUBE_INJECT_CONFIG)
+        let config = if self.options.kube_inject {
+            &KUBE_INJECT_CONFIG
         } else {
-            decide(&original, &self.config)
+            &self.config
         };
+        let decision = decide_in(received, request.namespace, config);
         if !decision.inject {
             return Ok(Outcome::Skipped { decision });
         }
-        let pod = self.inject_pod(&original, request)?;
-        let patch = create_patch(&original, &pod).map_err(|e| InjectError(e.to_string()))?;
+        // Istio injects the pod without `managedFields` and with the request's namespace when it
+        // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
+        let mut original = received.clone();
+        strip_managed_fields(&mut original);
+        default_namespace(&mut original, request.namespace);
+        let pod = self.inject_owned_pod(original, request)?;
+        let patch = create_patch_keeping(received, &pod, &[MANAGED_FIELDS_POINTER])
+            .map_err(|e| InjectError(e.to_string()))?;
         Ok(Outcome::Injected { pod, patch, decision })
     }
 
     /// Istio's `injectPod`: the injected pod, without deciding.
     pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
-        let mut pod = normalize_preserving("v1/Pod", original)
+        self.inject_owned_pod(original.clone(), request)
+    }
+
+    /// [`Self::inject_pod`] of a pod the caller hands over.
+    fn inject_owned_pod(&self, original: Value, request: &Request<'_>) -> Result<Value, InjectError> {
+        let mut pod = normalize_preserving_owned("v1/Pod", original)
             .map_err(|e| InjectError(format!("failed to decode pod: {e}")))?;
         if self.options.openshift {
             clear_openshift_proxy_user(&mut pod);
@@ -222,11 +231,13 @@ impl Injector {
                 ))
             })?;
         }
-        let proxy_config = effective_proxy_config(
-            &self.mesh,
-            annotations.get(PROXY_CONFIG_ANNOTATION).map(String::as_str),
-        )
-        .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
+        let proxy_config = std::sync::Arc::new(
+            effective_proxy_config(
+                &self.mesh,
+                annotations.get(PROXY_CONFIG_ANNOTATION).map(String::as_str),
+            )
+            .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?,
+        );
 
         let owner = request.owner.clone().unwrap_or_else(|| owner_of(&pod));
         let mut proxy_envs = request.path_env.clone();
@@ -241,10 +252,10 @@ impl Injector {
             .filter(|i| i.is_object())
             .map(|image| image.get("imageType").and_then(Value::as_str).unwrap_or(""));
         let inputs = TemplateInputs {
-            pod: &stripped,
+            pod: std::sync::Arc::new(stripped),
             owner: &owner,
-            mesh: &self.mesh,
-            proxy_config: &proxy_config,
+            mesh: self.mesh.clone(),
+            proxy_config: proxy_config.clone(),
             revision: &self.options.revision,
             native_sidecars: self.options.native_sidecars,
             compliance_policy: &self.options.compliance_policy,
@@ -293,7 +304,7 @@ impl Injector {
         let mut merged = overrides::reapply(merged, &pod, &template_pod, &proxy_config)
             .map_err(|e| InjectError(format!("failed to re apply container: {e}")))?;
 
-        self.post_process(&mut merged, &template_pod, &proxy_envs, &annotations)
+        self.post_process(&mut merged, &template_pod, &proxy_envs, &proxy_config)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
         Ok(merged)
     }
@@ -321,7 +332,7 @@ impl Injector {
         pod: &mut Value,
         template_pod: &Value,
         proxy_envs: &BTreeMap<String, String>,
-        original_annotations: &BTreeMap<String, String>,
+        proxy_config: &Value,
     ) -> Result<(), String> {
         annotations_mut(pod);
         labels_mut(pod);
@@ -348,7 +359,7 @@ impl Injector {
                 annotations_mut(pod).insert(key.clone(), value.clone().into());
             }
         }
-        let hold = hold_application(&self.mesh, original_annotations, &self.values)?;
+        let hold = hold_application(proxy_config, &self.values);
         reorder_pod(pod, hold);
         *pod = normalize_preserving_owned("v1/Pod", std::mem::take(pod)).map_err(|e| e.to_string())?;
         Ok(())
@@ -361,11 +372,18 @@ static KUBE_INJECT_CONFIG: std::sync::LazyLock<InjectorConfig> =
 
 /// Istio's injection decision for a pod (as received, namespace defaulted).
 pub fn decide(pod: &Value, config: &InjectorConfig) -> Decision {
+    decide_in(pod, None, config)
+}
+
+/// [`decide`] for a pod whose empty namespace is `request_namespace` (the webhook's default).
+fn decide_in(pod: &Value, request_namespace: Option<&str>, config: &InjectorConfig) -> Decision {
     let labels = string_map(pod, "labels");
     let annotations = string_map(pod, "annotations");
     let namespace = pod
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
+        .filter(|namespace| !namespace.is_empty())
+        .or(request_namespace)
         .unwrap_or("");
     let host_network = pod
         .pointer("/spec/hostNetwork")
@@ -471,16 +489,9 @@ fn clear_openshift_proxy_user(pod: &mut Value) {
     }
 }
 
-/// `holdApplicationUntilProxyStarts`: the pod's ProxyConfig annotation merged into the mesh, or
-/// the values' `global.proxy.holdApplicationUntilProxyStarts`.
-fn hold_application(
-    mesh: &Value,
-    annotations: &BTreeMap<String, String>,
-    values: &Value,
-) -> Result<bool, String> {
-    let proxy_config =
-        effective_proxy_config(mesh, annotations.get(PROXY_CONFIG_ANNOTATION).map(String::as_str))
-            .map_err(|e| e.0)?;
+/// `holdApplicationUntilProxyStarts`: from the effective ProxyConfig (the pod's annotation merged
+/// into the mesh's default), or the values' `global.proxy.holdApplicationUntilProxyStarts`.
+fn hold_application(proxy_config: &Value, values: &Value) -> bool {
     let from_mesh = proxy_config
         .get("holdApplicationUntilProxyStarts")
         .and_then(Value::as_bool)
@@ -489,7 +500,7 @@ fn hold_application(
         .pointer("/global/proxy/holdApplicationUntilProxyStarts")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    Ok(from_mesh || from_values)
+    from_mesh || from_values
 }
 
 fn mesh_status_port(mesh: &Value) -> i64 {
@@ -497,6 +508,9 @@ fn mesh_status_port(mesh: &Value) -> i64 {
         .and_then(Value::as_i64)
         .unwrap_or(15020)
 }
+
+/// Where the API server keeps field ownership, which Istio leaves out of the injection.
+const MANAGED_FIELDS_POINTER: &str = "/metadata/managedFields";
 
 fn strip_managed_fields(pod: &mut Value) {
     if let Some(metadata) = pod.get_mut("metadata").and_then(Value::as_object_mut) {

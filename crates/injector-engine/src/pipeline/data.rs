@@ -10,13 +10,13 @@ use crate::owner::Owner;
 #[derive(Debug, Clone)]
 pub struct TemplateInputs<'a> {
     /// The pod, stripped of a previous injection.
-    pub pod: &'a Value,
+    pub pod: Arc<Value>,
     /// The owning workload.
     pub owner: &'a Owner,
     /// The mesh config (protobuf JSON).
-    pub mesh: &'a Value,
+    pub mesh: Arc<Value>,
     /// The effective ProxyConfig (protobuf JSON).
-    pub proxy_config: &'a Value,
+    pub proxy_config: Arc<Value>,
     /// `.Revision`.
     pub revision: &'a str,
     /// `.NativeSidecars`.
@@ -37,10 +37,10 @@ pub struct TemplateInputs<'a> {
 /// converted once per configuration.
 pub fn template_data(inputs: &TemplateInputs<'_>, values: &gotemplate::Value) -> gotemplate::Value {
     crate::render::sidecar_template_data(crate::render::TemplateInput {
-        pod: Arc::new(inputs.pod.clone()),
+        pod: inputs.pod.clone(),
         owner: inputs.owner.clone(),
-        mesh: Arc::new(inputs.mesh.clone()),
-        proxy_config: Arc::new(inputs.proxy_config.clone()),
+        mesh: inputs.mesh.clone(),
+        proxy_config: inputs.proxy_config.clone(),
         values: values.clone(),
         revision: inputs.revision.to_owned(),
         native_sidecars: inputs.native_sidecars,
