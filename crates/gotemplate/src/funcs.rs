@@ -23,6 +23,8 @@ pub enum ArgType {
     Int,
     /// `int64`
     Int64,
+    /// `uint32` (sprig's `derivePassword` counter)
+    Uint32,
     /// `float64`
     Float64,
     /// `bool`
@@ -46,6 +48,7 @@ impl ArgType {
             ArgType::Str => "string",
             ArgType::Int => "int",
             ArgType::Int64 => "int64",
+            ArgType::Uint32 => "uint32",
             ArgType::Float64 => "float64",
             ArgType::Bool => "bool",
             ArgType::StringSlice => "[]string",

@@ -167,7 +167,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "bcrypt",
     "htpasswd",
     "genPrivateKey",
-    "derivePassword",
     "buildCustomCert",
     "genCA",
     "genCAWithKey",

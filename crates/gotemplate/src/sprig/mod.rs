@@ -12,6 +12,7 @@
 //! work on characters where Go's libraries sometimes work on bytes.
 
 mod conversion;
+mod crypto;
 mod defaults;
 mod dicts;
 mod encoding;
@@ -37,6 +38,7 @@ pub fn funcs() -> FuncMap {
     defaults::register(&mut m);
     conversion::register(&mut m);
     encoding::register(&mut m);
+    crypto::register(&mut m);
     paths::register(&mut m);
     regex::register(&mut m);
     semver::register(&mut m);
