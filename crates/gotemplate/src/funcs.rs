@@ -25,6 +25,8 @@ pub enum ArgType {
     Int64,
     /// `uint32` (sprig's `derivePassword` counter)
     Uint32,
+    /// `time.Time` (sprig's date functions), a [`crate::gotime::GoTime`] object
+    Time,
     /// `float64`
     Float64,
     /// `bool`
@@ -49,6 +51,7 @@ impl ArgType {
             ArgType::Int => "int",
             ArgType::Int64 => "int64",
             ArgType::Uint32 => "uint32",
+            ArgType::Time => "time.Time",
             ArgType::Float64 => "float64",
             ArgType::Bool => "bool",
             ArgType::StringSlice => "[]string",

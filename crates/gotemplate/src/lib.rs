@@ -75,6 +75,7 @@
 
 pub mod fmt;
 pub mod funcs;
+pub mod gotime;
 pub mod lex;
 pub mod parse;
 pub mod sprig;

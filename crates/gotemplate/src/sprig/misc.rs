@@ -147,22 +147,6 @@ pub fn register(m: &mut FuncMap) {
 
 /// Names sprig defines that this crate does not implement; they parse, and fail when called.
 pub const UNSUPPORTED: &[&str] = &[
-    "ago",
-    "date",
-    "date_in_zone",
-    "date_modify",
-    "dateInZone",
-    "dateModify",
-    "duration",
-    "durationRound",
-    "htmlDate",
-    "htmlDateInZone",
-    "must_date_modify",
-    "mustDateModify",
-    "mustToDate",
-    "now",
-    "toDate",
-    "unixEpoch",
     "getHostByName",
     "bcrypt",
     "htpasswd",

@@ -13,6 +13,7 @@
 
 mod conversion;
 mod crypto;
+mod date;
 mod defaults;
 mod dicts;
 mod encoding;
@@ -39,6 +40,7 @@ pub fn funcs() -> FuncMap {
     conversion::register(&mut m);
     encoding::register(&mut m);
     crypto::register(&mut m);
+    date::register(&mut m);
     paths::register(&mut m);
     regex::register(&mut m);
     semver::register(&mut m);
