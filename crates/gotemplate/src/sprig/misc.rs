@@ -161,8 +161,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "encryptAES",
     "decryptAES",
     "randBytes",
-    "urlParse",
-    "urlJoin",
 ];
 
 /// Registers a failing stub for each unsupported name.
