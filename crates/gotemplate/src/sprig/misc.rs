@@ -1,6 +1,7 @@
 //! sprig's environment, random and unsupported functions: `env`, `expandenv`, `uuidv4`,
-//! `rand*`, `hello`, and stubs for the families this crate does not implement (dates, network,
-//! certificate generation), which fail with a clear error when called.
+//! `rand*`, `hello`; `getHostByName`, which always fails (no network traffic, by design); and
+//! stubs for certificate and private-key generation (not implemented yet), which fail with a
+//! clear error when called.
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -145,11 +146,9 @@ pub fn register(m: &mut FuncMap) {
     );
 }
 
-/// Names sprig defines that this crate does not implement; they parse, and fail when called.
+/// Names sprig defines that this crate does not implement yet (certificate and private-key
+/// generation); they parse, and fail when called.
 pub const UNSUPPORTED: &[&str] = &[
-    "getHostByName",
-    "bcrypt",
-    "htpasswd",
     "genPrivateKey",
     "buildCustomCert",
     "genCA",
@@ -158,27 +157,44 @@ pub const UNSUPPORTED: &[&str] = &[
     "genSelfSignedCertWithKey",
     "genSignedCert",
     "genSignedCertWithKey",
-    "encryptAES",
-    "decryptAES",
-    "randBytes",
 ];
 
-/// Registers a failing stub for each unsupported name.
+/// The error of `getHostByName`, which this crate refuses by design.
+pub const GET_HOST_BY_NAME_ERROR: &str = "getHostByName is disabled: gotemplate never resolves \
+     host names or sends any other network traffic (templates render offline and reproducibly)";
+
+/// Registers a failing stub for each unsupported name, and `getHostByName`, which always fails:
+/// sprig's version does a DNS lookup, and rendering must not touch the network.
 pub fn register_unsupported(m: &mut FuncMap) {
     for name in UNSUPPORTED {
         let n = (*name).to_string();
         m.insert(
             *name,
             Func::variadic(&[], Any, move |_| {
-                Err(format!("sprig function {n} is not supported by gotemplate"))
+                Err(format!("sprig function {n} is not implemented by gotemplate yet"))
             }),
         );
     }
+    m.insert(
+        "getHostByName",
+        Func::new(&[Str], |_| Err(GET_HOST_BY_NAME_ERROR.to_string())),
+    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn get_host_by_name_refuses_the_network() {
+        let m = {
+            let mut m = FuncMap::new();
+            register_unsupported(&mut m);
+            m
+        };
+        assert!(m.contains("getHostByName"));
+        assert!(GET_HOST_BY_NAME_ERROR.contains("never resolves host names"));
+    }
 
     #[test]
     fn uuid_has_v4_shape() {
