@@ -171,10 +171,10 @@ fn date_url_and_crypto_functions_survive_extreme_inputs() {
         format!("{{{{ date \"{layouts}\" (int64 {min}) }}}}"),
         format!("{{{{ dateInZone \"{layouts}\" (int64 {max}) \"America/New_York\" }}}}"),
         format!("{{{{ dateInZone \"{layouts}\" (int64 {min}) \"Asia/Kolkata\" }}}}"),
-        format!("{{{{ toDate \"2006\" \"0000\" | dateModify \"-2562047h\" | dateModify \"-2562047h\" }}}}"),
-        format!(
-            "{{{{ toDate \"2006\" \"9999\" | mustDateModify \"2562047h\" | mustDateModify \"2562047h\" | unixEpoch }}}}"
-        ),
+        "{{ toDate \"2006\" \"0000\" | dateModify \"-2562047h\" | dateModify \"-2562047h\" }}"
+            .to_string(),
+        "{{ toDate \"2006\" \"9999\" | mustDateModify \"2562047h\" | mustDateModify \"2562047h\" | unixEpoch }}"
+            .to_string(),
         format!(
             "{{{{ durationRound (int64 {min}) }}}}|{{{{ duration (int64 {min}) }}}}|{{{{ duration \"{max}\" }}}}"
         ),

@@ -148,16 +148,7 @@ pub fn register(m: &mut FuncMap) {
 
 /// Names sprig defines that this crate does not implement yet (certificate and private-key
 /// generation); they parse, and fail when called.
-pub const UNSUPPORTED: &[&str] = &[
-    "genPrivateKey",
-    "buildCustomCert",
-    "genCA",
-    "genCAWithKey",
-    "genSelfSignedCert",
-    "genSelfSignedCertWithKey",
-    "genSignedCert",
-    "genSignedCertWithKey",
-];
+pub const UNSUPPORTED: &[&str] = &[];
 
 /// The error of `getHostByName`, which this crate refuses by design.
 pub const GET_HOST_BY_NAME_ERROR: &str = "getHostByName is disabled: gotemplate never resolves \

@@ -13,6 +13,7 @@
 //! identifiers, they differ on punctuation and symbols); `initials`, `abbrevboth` and `wrap`
 //! work on characters where Go's libraries sometimes work on bytes.
 
+mod certs;
 mod conversion;
 mod crypto;
 mod date;
@@ -42,6 +43,7 @@ pub fn funcs() -> FuncMap {
     conversion::register(&mut m);
     encoding::register(&mut m);
     crypto::register(&mut m);
+    certs::register(&mut m);
     date::register(&mut m);
     paths::register(&mut m);
     regex::register(&mut m);
