@@ -53,15 +53,15 @@
 //! functions (`repeat`, `indent`, `seq`, `until`) refuse absurd sizes, and `printf` refuses
 //! widths beyond Go's 1e6 limit. The lexer and parser are fuzzed (`fuzz/`) and property-tested.
 //!
-//! **Known differences from Go** (all deliberate or rare): the nesting limits above; sprig's
-//! certificate and private-key generators are declared but not implemented yet, and
-//! `getHostByName` always fails because rendering never touches the network (see [`sprig`]);
+//! **Known differences from Go** (all deliberate or rare): the nesting limits above;
+//! `getHostByName` always fails because rendering never touches the network, and DSA keys are
+//! not generated (see [`sprig`]);
 //! Go's `reflect`-level details that no template can observe through JSON data are approximated
 //! for host objects, which describe themselves through [`Object`].
 //!
-//! **Proof.** `tests/oracle.rs` renders a corpus of about 1550 cases and compares output and
+//! **Proof.** `tests/oracle.rs` renders a corpus of about 1570 cases and compares output and
 //! error text byte for byte with what Go 1.26 + sprig v3.3.0 produced (`tests/oracle/`, generated
-//! by `tools/template-oracle/`): 1343 match here, none fail; the 206 Istio cases are rendered by
+//! by `tools/template-oracle/`): 1364 match here, none fail; the 206 Istio cases are rendered by
 //! the injection engine's tests. The crate README has the benchmark figures.
 //!
 //! ## Example
