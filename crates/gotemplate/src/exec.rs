@@ -846,6 +846,14 @@ impl<'t, 'o> State<'t, 'o> {
                 }),
                 _ => self.errorf(format!("expected integer; found {n}")),
             },
+            // Go's evalUnsignedInteger: SetUint truncates to the type's width.
+            ArgType::Uint32 => match n {
+                Arg::Number(num) if num.is_uint => Ok(Value::Uint(
+                    num.uint64 & u64::from(u32::MAX),
+                    crate::value::UintType::Uint32,
+                )),
+                _ => self.errorf(format!("expected unsigned integer; found {n}")),
+            },
             ArgType::Any | ArgType::Reflect => self.eval_empty_interface(dot, n),
             ArgType::Str => match n {
                 Arg::String { text, .. } => Ok(Value::str(text.as_str())),

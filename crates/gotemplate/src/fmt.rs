@@ -420,6 +420,16 @@ impl Printer {
                     self.fmt_string(&s, verb, v);
                     return;
                 }
+                // A named basic type (time.Month, a protobuf enum) formats its value with the
+                // numeric verbs, as Go's fmt does once String() does not apply.
+                if !o.is_nil()
+                    && !matches!(verb, 'v' | 's')
+                    && let Some(b) = o.basic()
+                    && !matches!(b, Value::Object(_))
+                {
+                    self.print_inner(&b, verb, depth, erroring);
+                    return;
+                }
                 if o.is_nil() {
                     match verb {
                         'v' | 's' | 'x' | 'X' | 'q' | 'p' => self.pad("<nil>"),

@@ -23,6 +23,13 @@ pub enum ArgType {
     Int,
     /// `int64`
     Int64,
+    /// `uint32` (sprig's `derivePassword` counter)
+    Uint32,
+    /// `time.Time` (sprig's date functions), a [`crate::gotime::GoTime`] object
+    Time,
+    /// A host object type by its Go name (sprig's `certificate` struct): the value's
+    /// [`crate::Object::type_name`] must match.
+    Named(&'static str),
     /// `float64`
     Float64,
     /// `bool`
@@ -46,6 +53,9 @@ impl ArgType {
             ArgType::Str => "string",
             ArgType::Int => "int",
             ArgType::Int64 => "int64",
+            ArgType::Uint32 => "uint32",
+            ArgType::Time => "time.Time",
+            ArgType::Named(name) => name,
             ArgType::Float64 => "float64",
             ArgType::Bool => "bool",
             ArgType::StringSlice => "[]string",

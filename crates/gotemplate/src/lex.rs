@@ -205,7 +205,10 @@ fn is_space(r: char) -> bool {
 
 /// Go's `isAlphaNumeric`: `_`, letters and decimal digits (Unicode).
 pub fn is_alpha_numeric(r: char) -> bool {
-    r == '_' || r.is_alphabetic() || is_go_digit(r)
+    if r.is_ascii() {
+        return r == '_' || r.is_ascii_alphanumeric();
+    }
+    r.is_alphabetic() || is_go_digit(r)
 }
 
 /// Go's `unicode.IsDigit` (category Nd), approximated for non-ASCII by the common digit blocks.
@@ -256,6 +259,16 @@ impl<'a> Lexer<'a> {
     }
 
     fn next(&mut self) -> char {
+        // ASCII fast path: templates are almost entirely ASCII.
+        if let Some(&b) = self.input.as_bytes().get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            if b == b'\n' {
+                self.line += 1;
+            }
+            return b as char;
+        }
         match self.rest(self.pos).chars().next() {
             None => {
                 self.at_eof = true;
@@ -278,10 +291,19 @@ impl<'a> Lexer<'a> {
     }
 
     fn backup(&mut self) {
-        if !self.at_eof
-            && self.pos > 0
-            && let Some(r) = self.input.get(..self.pos).and_then(|s| s.chars().next_back())
+        if self.at_eof || self.pos == 0 {
+            return;
+        }
+        if let Some(&b) = self.input.as_bytes().get(self.pos - 1)
+            && b < 0x80
         {
+            self.pos -= 1;
+            if b == b'\n' {
+                self.line -= 1;
+            }
+            return;
+        }
+        if let Some(r) = self.input.get(..self.pos).and_then(|s| s.chars().next_back()) {
             self.pos -= r.len_utf8();
             if r == '\n' {
                 self.line -= 1;
@@ -397,8 +419,27 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The offset of the next left delimiter in `s`: a `memchr` for its first byte, then a
+    /// comparison, which beats a general substring search for the usual two-byte `{{`.
+    fn find_left_delim(&self, s: &str) -> Option<usize> {
+        let delim = self.left_delim;
+        let first = delim.as_bytes().first().copied().unwrap_or(b'{');
+        if first >= 0x80 {
+            return s.find(delim);
+        }
+        let mut from = 0;
+        while let Some(i) = s.get(from..).and_then(|t| t.find(first as char)) {
+            let at = from + i;
+            if s.get(at..).is_some_and(|t| t.starts_with(delim)) {
+                return Some(at);
+            }
+            from = at + 1;
+        }
+        None
+    }
+
     fn lex_text(&mut self) -> Option<State> {
-        if let Some(x) = self.rest(self.pos).find(self.left_delim) {
+        if let Some(x) = self.find_left_delim(self.rest(self.pos)) {
             if x > 0 {
                 self.pos += x;
                 let mut trim_length = 0;
@@ -565,13 +606,15 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_space(&mut self) -> Option<State> {
+        let b = self.input.as_bytes();
         let mut num_spaces = 0;
-        loop {
-            let r = self.peek();
-            if !is_space(r) {
-                break;
+        while let Some(&c) = b.get(self.pos)
+            && matches!(c, b' ' | b'\t' | b'\r' | b'\n')
+        {
+            self.pos += 1;
+            if c == b'\n' {
+                self.line += 1;
             }
-            self.next();
             num_spaces += 1;
         }
         if self.pos > 0
@@ -586,7 +629,19 @@ impl<'a> Lexer<'a> {
         self.emit(ItemType::Space)
     }
 
+    /// Skips a run of ASCII `isAlphaNumeric` bytes (the common case of identifiers and fields);
+    /// the char loop that follows handles any non-ASCII rest.
+    fn skip_ascii_alnum(&mut self) {
+        let b = self.input.as_bytes();
+        let mut p = self.pos;
+        while p < b.len() && (b[p] == b'_' || b[p].is_ascii_alphanumeric()) {
+            p += 1;
+        }
+        self.pos = p;
+    }
+
     fn lex_identifier(&mut self) -> Option<State> {
+        self.skip_ascii_alnum();
         loop {
             let r = self.next();
             if r != EOF && is_alpha_numeric(r) {
@@ -622,6 +677,7 @@ impl<'a> Lexer<'a> {
             }
             return self.emit(ItemType::Dot);
         }
+        self.skip_ascii_alnum();
         let mut r;
         loop {
             r = self.next();
@@ -637,6 +693,17 @@ impl<'a> Lexer<'a> {
     }
 
     fn at_terminator(&mut self) -> bool {
+        if let Some(&b) = self.input.as_bytes().get(self.pos)
+            && b < 0x80
+        {
+            if matches!(
+                b,
+                b' ' | b'\t' | b'\r' | b'\n' | b'.' | b',' | b'|' | b':' | b')' | b'('
+            ) {
+                return true;
+            }
+            return self.rest(self.pos).starts_with(self.right_delim);
+        }
         let r = self.peek();
         if is_space(r) {
             return true;
@@ -725,6 +792,13 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_quote(&mut self) -> Option<State> {
+        // Skip the bytes that need no attention; the loop below sees the rest.
+        let b = self.input.as_bytes();
+        let mut p = self.pos;
+        while p < b.len() && !matches!(b[p], b'"' | b'\\' | b'\n') {
+            p += 1;
+        }
+        self.pos = p;
         loop {
             let r = self.next();
             let eof = r == EOF && self.at_eof;
@@ -746,6 +820,13 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_raw_quote(&mut self) -> Option<State> {
+        // Raw strings may span lines: count them while skipping to the closing quote.
+        if let Some(i) = self.rest(self.pos).find('`') {
+            let body = self.rest(self.pos).get(..i).unwrap_or("");
+            self.line += body.bytes().filter(|&c| c == b'\n').count();
+            self.pos += i + 1;
+            return self.emit(ItemType::RawString);
+        }
         loop {
             let r = self.next();
             if r == EOF && self.at_eof {

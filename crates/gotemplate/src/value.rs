@@ -277,6 +277,12 @@ pub trait Object: Send + Sync + fmt::Debug {
     fn to_data(&self) -> Option<Value> {
         None
     }
+
+    /// The concrete object, for functions that accept one specific host type (sprig's date
+    /// functions take a `time.Time`). `None` unless the type opts in.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// A template value. See the module documentation.

@@ -160,3 +160,37 @@ fn huge_widths_are_go_errors_not_allocations() {
         "%!(BADWIDTH)1|%!(NOVERB)%!(EXTRA int=1)"
     );
 }
+
+#[test]
+fn date_url_and_crypto_functions_survive_extreme_inputs() {
+    let max = i64::MAX;
+    let min = i64::MIN;
+    let layouts = "Mon January _2 __2 002 15 3 PM -07:00:00 Z07 MST .000000000 .999 2006 06";
+    let cases = [
+        format!("{{{{ date \"{layouts}\" (int64 {max}) }}}}"),
+        format!("{{{{ date \"{layouts}\" (int64 {min}) }}}}"),
+        format!("{{{{ dateInZone \"{layouts}\" (int64 {max}) \"America/New_York\" }}}}"),
+        format!("{{{{ dateInZone \"{layouts}\" (int64 {min}) \"Asia/Kolkata\" }}}}"),
+        "{{ toDate \"2006\" \"0000\" | dateModify \"-2562047h\" | dateModify \"-2562047h\" }}"
+            .to_string(),
+        "{{ toDate \"2006\" \"9999\" | mustDateModify \"2562047h\" | mustDateModify \"2562047h\" | unixEpoch }}"
+            .to_string(),
+        format!(
+            "{{{{ durationRound (int64 {min}) }}}}|{{{{ duration (int64 {min}) }}}}|{{{{ duration \"{max}\" }}}}"
+        ),
+        format!(
+            "{{{{ ago (int64 {min}) }}}}|{{{{ ago (int64 {max}) }}}}|{{{{ htmlDateInZone (int64 {min}) \"../etc\" }}}}"
+        ),
+        "{{ mustToDate \"Jan _2 __2 -07:00:00 Z07 MST .000 .9\" \"é\" }}".to_string(),
+        "{{ mustToDate \"2006 -0700\" \"2024 +é000\" }}{{ mustToDate \"MST\" \"GMT+99\" }}".to_string(),
+        "{{ mustToDate \"2006-01-02 15:04:05.000\" \"2024-02-29 23:59:59.\" }}".to_string(),
+        "{{ (now).Format \"\" }}{{ (now).UnixNano }}{{ (now).Month }}{{ (now).Weekday }}".to_string(),
+        "{{ urlParse \"http://[%zz]:80/%\" }}{{ urlParse \"é://%\" }}{{ urlParse \"#%e9\" }}".to_string(),
+        "{{ urlJoin (dict \"userinfo\" \"é@:%\" \"host\" \"é\") }}".to_string(),
+        "{{ decryptAES \"\" \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\" }}".to_string(),
+        "{{ randBytes 100000000 }}{{ derivePassword 4294967295 \"maximum\" \"\" \"\" \"\" }}".to_string(),
+    ];
+    for text in &cases {
+        run(text);
+    }
+}

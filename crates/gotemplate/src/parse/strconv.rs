@@ -123,7 +123,23 @@ pub fn unquote_bytes(s: &str) -> Result<Vec<u8>, &'static str> {
 
 /// Go's `strconv.Unquote`, with invalid UTF-8 (from byte escapes) replaced lossily.
 pub fn unquote(s: &str) -> Result<String, &'static str> {
-    unquote_bytes(s).map(|b| String::from_utf8_lossy(&b).into_owned())
+    // Fast path (as Go's): a literal without escapes, inner quotes or line breaks is its inside.
+    let b = s.as_bytes();
+    if b.len() >= 2 && b[0] == b[b.len() - 1] {
+        let inner = &b[1..b.len() - 1];
+        let plain = match b[0] {
+            b'"' => !inner.iter().any(|&c| matches!(c, b'"' | b'\\' | b'\n')),
+            b'`' => !inner.iter().any(|&c| matches!(c, b'`' | b'\r')),
+            _ => false,
+        };
+        if plain && let Some(t) = s.get(1..s.len() - 1) {
+            return Ok(t.to_string());
+        }
+    }
+    unquote_bytes(s).map(|b| match String::from_utf8(b) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
 }
 
 /// Whether underscores in a literal with base prefix are placed as Go allows.

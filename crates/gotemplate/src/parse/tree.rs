@@ -77,7 +77,8 @@ struct Parser<'a, 'f> {
     lex: Lexer<'a>,
     token: [Item<'a>; 3],
     peek_count: usize,
-    vars: Vec<String>,
+    /// Declared variable names in scope (borrowed from the input).
+    vars: Vec<std::borrow::Cow<'a, str>>,
     has_func: &'f dyn Fn(&str) -> bool,
     action_line: usize,
     range_depth: usize,
@@ -115,7 +116,7 @@ pub fn parse(
         lex,
         token: [empty_item(), empty_item(), empty_item()],
         peek_count: 0,
-        vars: vec!["$".into()],
+        vars: vec![std::borrow::Cow::Borrowed("$")],
         has_func,
         action_line: 0,
         range_depth: 0,
@@ -256,7 +257,7 @@ impl<'a> Parser<'a, '_> {
 
     /// Runs `f` with fresh per-tree state (as Go does with a new `Tree` sharing the lexer).
     fn with_new_tree<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
-        let vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let vars = std::mem::replace(&mut self.vars, vec![std::borrow::Cow::Borrowed("$")]);
         let range_depth = std::mem::replace(&mut self.range_depth, 0);
         let action_line = std::mem::replace(&mut self.action_line, 0);
         let r = f(self);
@@ -412,14 +413,14 @@ impl<'a> Parser<'a, '_> {
                         pos: v.pos,
                         ident: vec![v.val.to_string()],
                     });
-                    self.vars.push(v.val.into_owned());
+                    self.vars.push(v.val);
                 } else if next.typ == ItemType::Char && next.val == "," {
                     self.next_non_space();
                     pipe.decl.push(VariableNode {
                         pos: v.pos,
                         ident: vec![v.val.to_string()],
                     });
-                    self.vars.push(v.val.into_owned());
+                    self.vars.push(v.val);
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().typ {
                             ItemType::Variable | ItemType::RightDelim | ItemType::RightParen => {
@@ -684,11 +685,11 @@ impl<'a> Parser<'a, '_> {
             ItemType::Dot => Arg::Dot(pos),
             ItemType::Nil => Arg::Nil(pos),
             ItemType::Variable => {
-                let ident: Vec<String> = token.val.split('.').map(str::to_string).collect();
-                let first = ident.first().cloned().unwrap_or_default();
-                if !self.vars.contains(&first) {
-                    return self.errorf(format!("undefined variable {}", crate::fmt::quote(&first)));
+                let first = token.val.split('.').next().unwrap_or("");
+                if !self.vars.iter().any(|v| v == first) {
+                    return self.errorf(format!("undefined variable {}", crate::fmt::quote(first)));
                 }
+                let ident: Vec<String> = token.val.split('.').map(str::to_string).collect();
                 Arg::Variable(VariableNode { pos, ident })
             }
             ItemType::Field => Arg::Field {

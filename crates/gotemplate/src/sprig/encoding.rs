@@ -83,8 +83,8 @@ pub fn b32dec(s: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Go's `base64.StdEncoding.DecodeString` error text.
-fn b64_error(s: &str) -> String {
+/// Go's `base64.CorruptInputError` text for an undecodable string (shared with `decryptAES`).
+pub(crate) fn b64_error(s: &str) -> String {
     // Find the first offending byte like Go does (approximation: first invalid character or
     // the start of the last incomplete quantum).
     let bytes = s.as_bytes();

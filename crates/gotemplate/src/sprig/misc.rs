@@ -1,6 +1,5 @@
-//! sprig's environment, random and unsupported functions: `env`, `expandenv`, `uuidv4`,
-//! `rand*`, `hello`, and stubs for the families this crate does not implement (dates, network,
-//! certificate generation), which fail with a clear error when called.
+//! sprig's environment and random functions: `env`, `expandenv`, `uuidv4`, `rand*`, `hello`;
+//! and `getHostByName`, which always fails with a clear error (no network traffic, by design).
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -145,59 +144,34 @@ pub fn register(m: &mut FuncMap) {
     );
 }
 
-/// Names sprig defines that this crate does not implement; they parse, and fail when called.
-pub const UNSUPPORTED: &[&str] = &[
-    "ago",
-    "date",
-    "date_in_zone",
-    "date_modify",
-    "dateInZone",
-    "dateModify",
-    "duration",
-    "durationRound",
-    "htmlDate",
-    "htmlDateInZone",
-    "must_date_modify",
-    "mustDateModify",
-    "mustToDate",
-    "now",
-    "toDate",
-    "unixEpoch",
-    "getHostByName",
-    "bcrypt",
-    "htpasswd",
-    "genPrivateKey",
-    "derivePassword",
-    "buildCustomCert",
-    "genCA",
-    "genCAWithKey",
-    "genSelfSignedCert",
-    "genSelfSignedCertWithKey",
-    "genSignedCert",
-    "genSignedCertWithKey",
-    "encryptAES",
-    "decryptAES",
-    "randBytes",
-    "urlParse",
-    "urlJoin",
-];
+/// The error of `getHostByName`, which this crate refuses by design.
+pub const GET_HOST_BY_NAME_ERROR: &str = "getHostByName is disabled: gotemplate never resolves \
+     host names or sends any other network traffic (templates render offline and reproducibly)";
 
-/// Registers a failing stub for each unsupported name.
-pub fn register_unsupported(m: &mut FuncMap) {
-    for name in UNSUPPORTED {
-        let n = (*name).to_string();
-        m.insert(
-            *name,
-            Func::variadic(&[], Any, move |_| {
-                Err(format!("sprig function {n} is not supported by gotemplate"))
-            }),
-        );
-    }
+/// Registers `getHostByName`, which always fails: sprig's version does a DNS lookup, and
+/// rendering must not touch the network. It is declared so that templates naming it parse as
+/// in Go.
+pub fn register_get_host_by_name(m: &mut FuncMap) {
+    m.insert(
+        "getHostByName",
+        Func::new(&[Str], |_| Err(GET_HOST_BY_NAME_ERROR.to_string())),
+    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn get_host_by_name_refuses_the_network() {
+        let m = {
+            let mut m = FuncMap::new();
+            register_get_host_by_name(&mut m);
+            m
+        };
+        assert!(m.contains("getHostByName"));
+        assert!(GET_HOST_BY_NAME_ERROR.contains("never resolves host names"));
+    }
 
     #[test]
     fn uuid_has_v4_shape() {

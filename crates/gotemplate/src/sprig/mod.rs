@@ -3,15 +3,19 @@
 //! `false` as empty, `trunc` with a negative length keeps the tail, `b64dec` returns the error
 //! text as its result, non-`must` list functions fail on non-lists).
 //!
-//! Gaps, by design or for now: the date, network, password and certificate families (`now`,
-//! `date`, `getHostByName`, `derivePassword`, `genCA`, `bcrypt`, `encryptAES`, ...) are declared
-//! (so templates parse like in Go) but fail when called; `keys` and `values` are sorted (Go's
-//! order is random); `randInt`, `shuffle`, `uuidv4` and `rand*` use a non-cryptographic source;
-//! `snakecase`, `kebabcase` and `camelcase` approximate `huandu/xstrings` (identical on plain
-//! identifiers, they differ on punctuation and symbols); `initials`, `abbrevboth` and `wrap`
-//! work on characters where Go's libraries sometimes work on bytes.
+//! Gaps, by design: `getHostByName` always fails (it would do a DNS lookup, and rendering
+//! never touches the network); `genPrivateKey "dsa"` reports that DSA (deprecated in Go) is not
+//! supported; `keys` and `values` are sorted (Go's order is random); `randInt`, `shuffle`,
+//! `uuidv4` and `rand*` use a non-cryptographic source (`randBytes`, keys, salts, serials and
+//! IVs use the OS's secure one); `snakecase`, `kebabcase` and `camelcase` approximate
+//! `huandu/xstrings` (identical on plain identifiers, they differ on punctuation and symbols);
+//! `initials`, `abbrevboth` and `wrap` work on characters where Go's libraries sometimes work on
+//! bytes.
 
+mod certs;
 mod conversion;
+mod crypto;
+mod date;
 mod defaults;
 mod dicts;
 mod encoding;
@@ -30,13 +34,16 @@ use crate::funcs::FuncMap;
 /// All sprig functions (Go's `sprig.TxtFuncMap()`).
 pub fn funcs() -> FuncMap {
     let mut m = FuncMap::new();
-    misc::register_unsupported(&mut m);
+    misc::register_get_host_by_name(&mut m);
     strings::register(&mut m);
     lists::register(&mut m);
     dicts::register(&mut m);
     defaults::register(&mut m);
     conversion::register(&mut m);
     encoding::register(&mut m);
+    crypto::register(&mut m);
+    certs::register(&mut m);
+    date::register(&mut m);
     paths::register(&mut m);
     regex::register(&mut m);
     semver::register(&mut m);
