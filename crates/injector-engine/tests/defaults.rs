@@ -150,3 +150,44 @@ fn redirect_is_the_default_interception_mode() {
         true
     );
 }
+
+/// Regression (found by `tests/properties.rs`, unknown fields survive): the embedded template
+/// overwrote the pod's own `service.istio.io/canonical-name` (and `security.istio.io/tlsMode`)
+/// label with its default. Minimal input: a pod labelled `service.istio.io/canonical-name: a0`.
+/// Like Istio's template it now keeps them, and defaults the canonical name to the
+/// `app.kubernetes.io/name` or `app` label before the workload name.
+#[test]
+fn the_pods_own_istio_labels_are_kept() {
+    let cases = [
+        (
+            json!({"service.istio.io/canonical-name": "a0", "security.istio.io/tlsMode": "disabled"}),
+            "a0",
+            "disabled",
+        ),
+        (json!({"app": "shop-web"}), "shop-web", "istio"),
+        (
+            json!({"app": "x", "app.kubernetes.io/name": "web"}),
+            "web",
+            "istio",
+        ),
+        (json!({}), "a", "istio"),
+    ];
+    for (labels, canonical, tls) in cases {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": "a", "namespace": "shop", "labels": labels},
+                         "spec": {"containers": [{"image": "nginx", "name": "a-0"}]}});
+        let request = Request {
+            pod: Some(&pod),
+            namespace: Some("shop"),
+            ..Request::default()
+        };
+        let Ok(Outcome::Injected { pod: injected, .. }) = injector(true).inject(&request) else {
+            panic!("the default policy injects");
+        };
+        assert_eq!(
+            injected["metadata"]["labels"]["service.istio.io/canonical-name"],
+            canonical
+        );
+        assert_eq!(injected["metadata"]["labels"]["security.istio.io/tlsMode"], tls);
+    }
+}
