@@ -26,7 +26,8 @@
 //!
 //! The case count keeps the file under a minute in debug builds on two cores; set
 //! `PROPTEST_CASES` for longer runs (e.g. `PROPTEST_CASES=2000 cargo test --release -p
-//! injector-engine --test properties`).
+//! injector-engine --test properties`), and `PROPERTIES_ISTIO_VALUES` (comma-separated names of
+//! `istio/derived/values/*.json`, default `default`) to add more of Istio's value profiles.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -98,14 +99,27 @@ static SETUPS: LazyLock<Vec<Setup>> = LazyLock::new(|| {
     }
     let derived = shared().join("istio/derived");
     let read = |path: &str| std::fs::read_to_string(derived.join(path)).ok();
-    match (
-        read("config/default.yaml"),
-        read("values/default.json"),
-        read("mesh/default.yaml"),
-    ) {
-        (Some(config), Some(values), Some(mesh)) => {
-            for native in [true, false] {
-                setups.push(build("Istio default chart", &config, &values, &mesh, native));
+    // More of Istio's value profiles (`values/<name>.json` with the default config), e.g.
+    // `PROPERTIES_ISTIO_VALUES=default,cni-enabled,hold-application` for a longer local run.
+    let profiles = std::env::var("PROPERTIES_ISTIO_VALUES").unwrap_or_else(|_| "default".to_owned());
+    match (read("config/default.yaml"), read("mesh/default.yaml")) {
+        (Some(config), Some(mesh)) => {
+            for profile in profiles.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                let values = read(&format!("values/{profile}.json"));
+                assert!(
+                    values.is_some(),
+                    "no Istio values profile {profile:?} in {}",
+                    derived.display()
+                );
+                let Some(values) = values else { continue };
+                for native in [true, false] {
+                    let name = if profile == "default" {
+                        "Istio default chart".to_owned()
+                    } else {
+                        format!("Istio values {profile}")
+                    };
+                    setups.push(build(&name, &config, &values, &mesh, native));
+                }
             }
         }
         _ => eprintln!(
@@ -962,7 +976,7 @@ fn check_patch(setup: &Setup, generated: &Generated) -> Result<(), TestCaseError
 }
 
 proptest! {
-    #![proptest_config(config(32))]
+    #![proptest_config(config(24))]
 
     /// See [`check_patch`].
     #[test]
@@ -1135,7 +1149,7 @@ fn without_istio_containers(pod: &Value) -> Value {
 }
 
 proptest! {
-    #![proptest_config(config(24))]
+    #![proptest_config(config(16))]
 
     /// See [`check_reinjection`].
     #[test]
@@ -1155,8 +1169,24 @@ proptest! {
 /// - `istio.io/rev` is the injector's revision, which the templates write over the pod's
 ///   (Istio's `sidecar` template: `istio.io/rev: {{ .Revision | default "default" }}`);
 /// - the Prometheus scrape annotations (compared after label sanitizing) are replaced by the
-///   agent's when metrics merging applies (SPEC §c.8 step 3).
-fn annotation_may_change(key: &str) -> bool {
+///   agent's when metrics merging applies (SPEC §c.8 step 3);
+/// - with CNI, `traffic.sidecar.istio.io/excludeInboundPorts` gains the status port
+///   (`excludeInboundPort`, SPEC §c.5 and §c.9): every port the user listed must still be there.
+///
+/// `new` is the injected pod's value (`None` when removed).
+fn annotation_may_change(key: &str, old: &Value, new: Option<&Value>) -> bool {
+    if key == "traffic.sidecar.istio.io/excludeInboundPorts" {
+        let ports = |v: &Value| -> BTreeSet<String> {
+            v.as_str()
+                .unwrap_or_default()
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        return new.is_some_and(|new| ports(old).is_subset(&ports(new)));
+    }
     let sanitized: String = key
         .chars()
         .map(|c| {
@@ -1382,10 +1412,10 @@ fn check_preserved(received: &Value, injected: &Value, status_port: i64) -> Resu
                     match field.as_str() {
                         "annotations" => {
                             for (k, v) in value.as_object().into_iter().flatten() {
-                                if annotation_may_change(k) {
+                                let new = other.get(k);
+                                if annotation_may_change(k, v, new) {
                                     continue;
                                 }
-                                let new = other.get(k);
                                 if new != Some(v) {
                                     return Err(format!("{path}/{k}: {v} became {new:?}"));
                                 }
@@ -1459,7 +1489,7 @@ fn check_patch_ops(base: &Value, patch: &[u8]) -> Result<(), String> {
         }
         if let [metadata, map, key] = segments.as_slice()
             && metadata == "metadata"
-            && ((map == "annotations" && annotation_may_change(key))
+            && ((map == "annotations" && annotation_may_change(key, node, op.get("value")))
                 || (map == "labels" && label_may_change(key, node)))
         {
             continue;
@@ -1472,7 +1502,7 @@ fn check_patch_ops(base: &Value, patch: &[u8]) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(config(32))]
+    #![proptest_config(config(24))]
 
     /// Fields our schema does not model (random `x-prop-*` keys at pod, metadata, spec, container,
     /// volume, probe and owner-reference level), unknown keys and values inside known maps
@@ -1758,7 +1788,7 @@ fn run_without_panicking(pod: &Value, namespace: Option<&str>) {
 }
 
 proptest! {
-    #![proptest_config(config(64))]
+    #![proptest_config(config(48))]
 
     /// Any JSON object (random nesting, wrong types where the schema expects others, huge
     /// numbers, garbage in the annotations the engine parses) gives `Ok` or `Err`, never a panic:
