@@ -958,10 +958,10 @@ fn check_patch(setup: &Setup, generated: &Generated) -> Result<(), TestCaseError
         ))
     })?;
     let mut expected = pod.clone();
-    if let Some(metadata) = expected.get_mut("metadata").and_then(Value::as_object_mut) {
-        if let Some(managed) = received.pointer("/metadata/managedFields") {
-            metadata.insert("managedFields".into(), managed.clone());
-        }
+    if let Some(metadata) = expected.get_mut("metadata").and_then(Value::as_object_mut)
+        && let Some(managed) = received.pointer("/metadata/managedFields")
+    {
+        metadata.insert("managedFields".into(), managed.clone());
     }
     ensure(applied == expected, || {
         format!(

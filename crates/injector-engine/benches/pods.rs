@@ -1,0 +1,67 @@
+//! The injector and the three pods the engine is measured with, shared by the criterion bench
+//! (`benches/inject.rs`) and the CPU-time probe (`examples/inject_cpu.rs`).
+
+use std::path::PathBuf;
+
+use injector_engine::{
+    pipeline::{Injector, Options},
+    settings::{parse_mesh, parse_values},
+};
+use serde_json::{Value, json};
+
+/// Istio's default chart configuration from the shared corpus (`SIDECAR_INJECTOR_SHARED`,
+/// default `../shared` beside the checkout), or `None` when it is not there.
+pub fn injector() -> Option<Injector> {
+    let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let derived = shared.join("istio/derived");
+    let read = |path: &str| std::fs::read_to_string(derived.join(path)).ok();
+    let config = injector_core::config::parse_injector_config(&read("config/default.yaml")?)
+        .ok()?
+        .config;
+    let values = parse_values(&read("values/default.json")?).ok()?;
+    let mesh = parse_mesh(&read("mesh/default.yaml")?).ok()?;
+    Injector::new(config, values, mesh, Options::default()).ok()
+}
+
+/// A ReplicaSet-created pod with these containers.
+pub fn pod(containers: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "generateName": "web-5d8f9c-", "namespace": "shop",
+            "labels": {"app": "web", "version": "v1", "pod-template-hash": "5d8f9c"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f9c", "controller": true, "uid": "0b1c"}]
+        },
+        "spec": {"serviceAccountName": "web", "containers": containers}
+    })
+}
+
+/// A container with `env` variables, a port, resources, a probe and a mount.
+pub fn container(name: &str, env: usize) -> Value {
+    let env: Vec<Value> = (0..env)
+        .map(|i| json!({"name": format!("VARIABLE_{i}"), "value": format!("value-{i}")}))
+        .collect();
+    json!({
+        "name": name, "image": "registry.example.com/shop/web:1.4.2",
+        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+        "env": env,
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}},
+        "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 5},
+        "volumeMounts": [{"name": "config", "mountPath": "/etc/web"}]
+    })
+}
+
+/// The measured pods by name: a typical one-container pod, about 64 KB (32 containers of 40 env
+/// vars each), and one container with 2,000 env vars.
+pub fn measured_pods() -> [(&'static str, Value); 3] {
+    [
+        ("typical pod", pod(vec![container("web", 8)])),
+        (
+            "64 KB pod",
+            pod((0..32).map(|i| container(&format!("c{i}"), 40)).collect()),
+        ),
+        ("2000 env vars", pod(vec![container("web", 2000)])),
+    ]
+}

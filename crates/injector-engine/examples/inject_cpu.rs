@@ -1,0 +1,56 @@
+//! The engine benchmark's injections (`benches/inject.rs`) measured in thread CPU time, which
+//! other processes on a busy machine disturb far less than wall time: for each pod, the best and
+//! the mean of five rounds, in µs per injection.
+//!
+//! `cargo run --release -p injector-engine --example inject_cpu [ROUNDS_SCALE]`; needs Istio's
+//! derived settings (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout).
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use injector_engine::pipeline::{Outcome, Request};
+
+#[path = "../benches/pods.rs"]
+mod pods;
+
+/// Injections per round for the typical pod; the large pods run a tenth as many.
+const TYPICAL_PER_ROUND: u32 = 400;
+const ROUNDS: u32 = 5;
+
+fn main() {
+    let Some(injector) = pods::injector() else {
+        eprintln!("Istio's derived settings not found (set SIDECAR_INJECTOR_SHARED): nothing measured");
+        std::process::exit(1);
+    };
+    let scale: u32 = std::env::args()
+        .nth(1)
+        .and_then(|arg| arg.parse().ok())
+        .unwrap_or(1);
+    for (name, pod) in pods::measured_pods() {
+        let request = Request {
+            pod: Some(&pod),
+            namespace: Some("shop"),
+            ..Request::default()
+        };
+        if !matches!(injector.inject(&request), Ok(Outcome::Injected { .. })) {
+            eprintln!("{name}: not injected");
+            std::process::exit(1);
+        }
+        let per_round = if name == "typical pod" {
+            TYPICAL_PER_ROUND
+        } else {
+            TYPICAL_PER_ROUND / 10
+        } * scale.max(1);
+        let mut rounds = Vec::new();
+        for _ in 0..ROUNDS {
+            let start = cpu_time::ThreadTime::now();
+            for _ in 0..per_round {
+                std::hint::black_box(injector.inject(std::hint::black_box(&request)).ok());
+            }
+            rounds.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(per_round));
+        }
+        let best = rounds.iter().copied().fold(f64::INFINITY, f64::min);
+        let mean = rounds.iter().sum::<f64>() / rounds.len() as f64;
+        println!("{name}: CPU per injection best {best:.0} µs, mean {mean:.0} µs");
+    }
+}
