@@ -72,7 +72,7 @@ impl<'a> Cursor<'a> {
             return None;
         }
         let rest = self.text.as_bytes().get(pos..)?;
-        Some(match rest.iter().position(|&b| b == b'\n') {
+        Some(match memchr::memchr(b'\n', rest) {
             Some(n) => (pos, pos + n, pos + n + 1),
             None => (pos, self.text.len(), self.text.len()),
         })
