@@ -62,13 +62,16 @@ pub fn parse(text: &str) -> Option<Value> {
     if !is_plain_text(text) {
         return None;
     }
+    let lines = scratch_capacity(text);
     let mut parser = Parser {
         cursor: Cursor::new(text),
         pending: None,
         depth: 0,
         key_end: Cell::new(None),
-        entries: Vec::new(),
-        items: Vec::new(),
+        // Each line holds at most one entry or item: sized by the line count (capped), the
+        // stacks rarely grow.
+        entries: Vec::with_capacity(lines),
+        items: Vec::with_capacity(lines),
     };
     let root = parser.peek()?;
     let value = parser.block_node(root)?;
@@ -76,6 +79,11 @@ pub fn parse(text: &str) -> Option<Value> {
         None if parser.cursor.peek_content().ok()?.is_none() => Some(value),
         _ => None,
     }
+}
+
+/// The initial capacity of the parser's scratch stacks: the number of lines, at most 256.
+fn scratch_capacity(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).take(256).count()
 }
 
 /// Whether `text[pos..end]` is the harmless tail of a line: blanks, then optionally a comment

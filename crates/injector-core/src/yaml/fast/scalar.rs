@@ -56,14 +56,21 @@ pub(super) fn plain_key(text: &str) -> Option<String> {
         && text.len() <= super::MAX_KEY_LEN
         && !text.starts_with("<<")
         && !is_special_word(text)
-        && !text.bytes().any(|b| {
-            matches!(
-                b,
-                b'#' | b':' | b'\'' | b'"' | b'\t' | b',' | b'[' | b']' | b'{' | b'}'
-            )
-        });
+        && !text.bytes().any(|b| NOT_IN_PLAIN_KEY[usize::from(b)]);
     plain.then(|| text.to_owned())
 }
+
+/// The bytes a plain key must not hold, as a table (one load per byte of the key).
+static NOT_IN_PLAIN_KEY: [bool; 256] = {
+    let mut table = [false; 256];
+    let bytes = b"#:'\"\t,[]{}";
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// `0`, `[1-9][0-9]*` fitting `u64`, or `-[1-9][0-9]*` fitting `i64`: `serde-saphyr` visits these as
 /// `u64` / `i64`, and so do we.
