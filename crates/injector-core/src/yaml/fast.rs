@@ -68,8 +68,7 @@ pub fn parse(text: &str) -> Option<Value> {
         pending: None,
         depth: 0,
         key_end: Cell::new(None),
-        // Each line holds at most one entry or item: sized by the line count (capped), the
-        // stacks rarely grow.
+        // A line holds at most one entry or item: sized for the lines, the stacks rarely grow.
         entries: Vec::with_capacity(lines),
         items: Vec::with_capacity(lines),
     };
@@ -81,9 +80,10 @@ pub fn parse(text: &str) -> Option<Value> {
     }
 }
 
-/// The initial capacity of the parser's scratch stacks: the number of lines, at most 256.
+/// The initial capacity of the parser's scratch stacks: a guess at the number of lines from the
+/// length (counting them costs a search per line), at most 256.
 fn scratch_capacity(text: &str) -> usize {
-    memchr::memchr_iter(b'\n', text.as_bytes()).take(256).count()
+    (text.len() / 32).min(256)
 }
 
 /// Whether `text[pos..end]` is the harmless tail of a line: blanks, then optionally a comment
