@@ -98,35 +98,49 @@ pub struct YamlError {
 /// As in Kubernetes' YAML reader, text after `---` on the separator line other than a comment is
 /// an error.
 pub fn split_documents(stream: &str) -> Result<Vec<RawDocument<'_>>, YamlError> {
+    let bytes = stream.as_bytes();
+    // Separator lines begin with `---`: the stream's first line, or a line after a line feed.
+    // Most streams hold one document, and this finds that out without looking at every line.
+    let first = bytes.starts_with(b"---").then_some(0);
+    let candidates = first
+        .into_iter()
+        .chain(memchr::memmem::find_iter(bytes, b"\n---").map(|i| i + 1));
     let mut documents = Vec::new();
     let mut start = 0;
     let mut start_line = 1;
-    let mut offset = 0;
-    for (number, line) in stream.split_inclusive('\n').enumerate() {
-        let line_number = number + 1;
-        if let Some(rest) = line.strip_prefix("---") {
-            let rest = rest.trim();
-            if !rest.is_empty() && !rest.starts_with('#') {
-                return Err(YamlError {
-                    index: documents.len() + 1,
-                    line: line_number,
-                    message: format!("invalid YAML document separator: text {rest:?} after \"---\""),
-                });
-            }
-            documents.push(RawDocument {
+    // Line numbers are counted incrementally: `line_number` is the line of byte `counted`.
+    let mut counted = 0;
+    let mut line_number = 1;
+    for line_start in candidates {
+        line_number += bytes
+            .get(counted..line_start)
+            .map_or(0, |skipped| memchr::memchr_iter(b'\n', skipped).count());
+        counted = line_start;
+        let line_end = bytes
+            .get(line_start..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+            .map_or(stream.len(), |n| line_start + n + 1);
+        let line = stream.get(line_start..line_end).unwrap_or_default();
+        let rest = line.get(3..).unwrap_or_default().trim();
+        if !rest.is_empty() && !rest.starts_with('#') {
+            return Err(YamlError {
                 index: documents.len() + 1,
-                start_line,
-                text: &stream[start..offset],
+                line: line_number,
+                message: format!("invalid YAML document separator: text {rest:?} after \"---\""),
             });
-            start = offset + line.len();
-            start_line = line_number + 1;
         }
-        offset += line.len();
+        documents.push(RawDocument {
+            index: documents.len() + 1,
+            start_line,
+            text: stream.get(start..line_start).unwrap_or_default(),
+        });
+        start = line_end;
+        start_line = line_number + 1;
     }
     documents.push(RawDocument {
         index: documents.len() + 1,
         start_line,
-        text: &stream[start..],
+        text: stream.get(start..).unwrap_or_default(),
     });
     Ok(documents)
 }
@@ -185,6 +199,63 @@ mod tests {
             error.to_string().contains("invalid YAML document separator"),
             "{error}"
         );
+    }
+
+    /// The straightforward line-by-line splitter that `split_documents` replaced, as a reference.
+    fn split_line_by_line(stream: &str) -> Result<Vec<RawDocument<'_>>, YamlError> {
+        let mut documents = Vec::new();
+        let (mut start, mut start_line, mut offset) = (0, 1, 0);
+        for (number, line) in stream.split_inclusive('\n').enumerate() {
+            if let Some(rest) = line.strip_prefix("---") {
+                let rest = rest.trim();
+                if !rest.is_empty() && !rest.starts_with('#') {
+                    return Err(YamlError {
+                        index: documents.len() + 1,
+                        line: number + 1,
+                        message: format!("invalid YAML document separator: text {rest:?} after \"---\""),
+                    });
+                }
+                documents.push(RawDocument {
+                    index: documents.len() + 1,
+                    start_line,
+                    text: &stream[start..offset],
+                });
+                start = offset + line.len();
+                start_line = number + 2;
+            }
+            offset += line.len();
+        }
+        documents.push(RawDocument {
+            index: documents.len() + 1,
+            start_line,
+            text: &stream[start..],
+        });
+        Ok(documents)
+    }
+
+    #[test]
+    fn splits_like_the_line_by_line_reference() {
+        for stream in [
+            "",
+            "---",
+            "---\n",
+            "--",
+            "\n---",
+            "a\n---\n---\nb",
+            "---x\n",
+            "a\n--- # c\n---  \r\nb\n",
+            "a\n ---\n-- -\n----\n",
+            "é\n---\né",
+        ] {
+            assert_eq!(split_documents(stream), split_line_by_line(stream), "{stream:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn splits_like_the_line_by_line_reference_on_any_stream(stream in "[-\n a#\r\u{e9}]{0,40}") {
+            proptest::prop_assert_eq!(split_documents(&stream), split_line_by_line(&stream));
+        }
     }
 
     #[test]

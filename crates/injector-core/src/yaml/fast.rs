@@ -41,6 +41,8 @@ mod input;
 mod literal;
 mod scalar;
 
+use std::cell::Cell;
+
 use serde_json::{Map, Value};
 
 use self::input::{Cursor, Line, is_plain_text};
@@ -60,10 +62,15 @@ pub fn parse(text: &str) -> Option<Value> {
     if !is_plain_text(text) {
         return None;
     }
+    let lines = scratch_capacity(text);
     let mut parser = Parser {
         cursor: Cursor::new(text),
         pending: None,
         depth: 0,
+        key_end: Cell::new(None),
+        // A line holds at most one entry or item: sized for the lines, the stacks rarely grow.
+        entries: Vec::with_capacity(lines),
+        items: Vec::with_capacity(lines),
     };
     let root = parser.peek()?;
     let value = parser.block_node(root)?;
@@ -71,6 +78,12 @@ pub fn parse(text: &str) -> Option<Value> {
         None if parser.cursor.peek_content().ok()?.is_none() => Some(value),
         _ => None,
     }
+}
+
+/// The initial capacity of the parser's scratch stacks: a guess at the number of lines from the
+/// length (counting them costs a search per line), at most 256.
+fn scratch_capacity(text: &str) -> usize {
+    (text.len() / 32).min(256)
 }
 
 /// Whether `text[pos..end]` is the harmless tail of a line: blanks, then optionally a comment
@@ -94,6 +107,14 @@ struct Parser<'a> {
     /// The rest of a line after a `- ` indicator, when it starts a compact collection.
     pending: Option<Line>,
     depth: usize,
+    /// The last answer of [`Parser::key_end`] that found a key: (start of the line, offset of the
+    /// `:`). A line is asked about up to three times (sequence entry, block node, mapping).
+    key_end: Cell<Option<(usize, usize)>>,
+    /// Entries of the mappings being read, innermost last: each mapping pushes its entries above
+    /// the ones of its parents and moves them into a map of the exact size when it ends.
+    entries: Vec<(String, Value)>,
+    /// Items of the sequences being read, kept the same way as `entries`.
+    items: Vec<Value>,
 }
 
 impl<'a> Parser<'a> {
@@ -146,7 +167,7 @@ impl<'a> Parser<'a> {
         if self.depth > MAX_DEPTH {
             return None;
         }
-        let mut items = Vec::new();
+        let base = self.items.len();
         while let Some(line) = self.peek() {
             if line.indent < indent {
                 break;
@@ -182,13 +203,13 @@ impl<'a> Parser<'a> {
             } else {
                 self.inline_value(content.start, content.end, indent)?
             };
-            items.push(item);
+            self.items.push(item);
         }
         if self.next_is_unreadable() {
             return None;
         }
         self.depth -= 1;
-        Some(Value::Array(items))
+        Some(Value::Array(self.items.drain(base..).collect()))
     }
 
     /// A block mapping whose keys are at column `indent`.
@@ -197,7 +218,7 @@ impl<'a> Parser<'a> {
         if self.depth > MAX_DEPTH {
             return None;
         }
-        let mut map = Map::new();
+        let base = self.entries.len();
         while let Some(line) = self.peek() {
             if line.indent < indent {
                 break;
@@ -222,14 +243,19 @@ impl<'a> Parser<'a> {
             } else {
                 self.inline_value(start, line.end, indent)?
             };
-            if map.insert(key, value).is_some() {
-                return None;
-            }
+            self.entries.push((key, value));
         }
         if self.next_is_unreadable() {
             return None;
         }
         self.depth -= 1;
+        let mut map = Map::with_capacity(self.entries.len().saturating_sub(base));
+        for (key, value) in self.entries.drain(base..) {
+            // A duplicate key: refused, as `serde-saphyr` refuses it.
+            if map.insert(key, value).is_some() {
+                return None;
+            }
+        }
         Some(Value::Object(map))
     }
 
@@ -292,6 +318,18 @@ impl<'a> Parser<'a> {
     /// If the line starts with a mapping key followed by `:` and a blank (or the end of the line),
     /// the offset of that `:`.
     fn key_end(&self, line: &Line) -> Option<usize> {
+        if let Some((start, colon)) = self.key_end.get()
+            && start == line.start
+        {
+            return Some(colon);
+        }
+        let colon = self.find_key_end(line)?;
+        self.key_end.set(Some((line.start, colon)));
+        Some(colon)
+    }
+
+    /// [`Parser::key_end`], uncached.
+    fn find_key_end(&self, line: &Line) -> Option<usize> {
         let bytes = self.bytes(line);
         let colon_at = |i: usize| matches!(bytes.get(i + 1), None | Some(b' '));
         match bytes.first()? {
@@ -304,10 +342,10 @@ impl<'a> Parser<'a> {
             // A flow collection; as a key it would be a complex key, which the value path refuses.
             b'[' | b'{' => None,
             _ => {
-                for (i, &b) in bytes.iter().enumerate() {
-                    match b {
-                        b':' if colon_at(i) => return Some(line.start + i),
-                        b'#' if i > 0 && bytes.get(i - 1) == Some(&b' ') => return None,
+                for i in memchr::memchr2_iter(b':', b'#', bytes) {
+                    match bytes.get(i) {
+                        Some(b':') if colon_at(i) => return Some(line.start + i),
+                        Some(b'#') if i > 0 && bytes.get(i - 1) == Some(&b' ') => return None,
                         _ => {}
                     }
                 }
@@ -356,14 +394,14 @@ fn block_plain(text: &str, start: usize, end: usize) -> Option<&str> {
         _ => {}
     }
     let mut stop = bytes.len();
-    for (i, &b) in bytes.iter().enumerate() {
-        match b {
-            b'\t' => return None,
-            b'#' if i > 0 && bytes.get(i - 1) == Some(&b' ') => {
+    for i in memchr::memchr3_iter(b'\t', b'#', b':', bytes) {
+        match bytes.get(i) {
+            Some(b'\t') => return None,
+            Some(b'#') if i > 0 && bytes.get(i - 1) == Some(&b' ') => {
                 stop = i;
                 break;
             }
-            b':' if matches!(bytes.get(i + 1), None | Some(b' ')) => return None,
+            Some(b':') if matches!(bytes.get(i + 1), None | Some(b' ')) => return None,
             _ => {}
         }
     }

@@ -38,9 +38,11 @@ pub(super) fn resolve_plain(text: &str) -> Option<Value> {
 /// A YAML 1.1 boolean spelling in any case, or a null word: the scalars whose meaning is not
 /// their text.
 pub(super) fn is_special_word(text: &str) -> bool {
-    ["y", "n", "yes", "no", "on", "off", "true", "false", "null"]
-        .iter()
-        .any(|word| text.eq_ignore_ascii_case(word))
+    // The longest word is five letters: most scalars and keys are told apart by length alone.
+    text.len() <= 5
+        && ["y", "n", "yes", "no", "on", "off", "true", "false", "null"]
+            .iter()
+            .any(|word| text.eq_ignore_ascii_case(word))
         || text == "~"
 }
 
@@ -54,14 +56,21 @@ pub(super) fn plain_key(text: &str) -> Option<String> {
         && text.len() <= super::MAX_KEY_LEN
         && !text.starts_with("<<")
         && !is_special_word(text)
-        && !text.bytes().any(|b| {
-            matches!(
-                b,
-                b'#' | b':' | b'\'' | b'"' | b'\t' | b',' | b'[' | b']' | b'{' | b'}'
-            )
-        });
+        && !text.bytes().any(|b| NOT_IN_PLAIN_KEY[usize::from(b)]);
     plain.then(|| text.to_owned())
 }
+
+/// The bytes a plain key must not hold, as a table (one load per byte of the key).
+static NOT_IN_PLAIN_KEY: [bool; 256] = {
+    let mut table = [false; 256];
+    let bytes = b"#:'\"\t,[]{}";
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// `0`, `[1-9][0-9]*` fitting `u64`, or `-[1-9][0-9]*` fitting `i64`: `serde-saphyr` visits these as
 /// `u64` / `i64`, and so do we.
@@ -110,12 +119,20 @@ fn ask_serde_saphyr(text: &str) -> Option<Value> {
 pub(super) fn double_quoted(text: &str, start: usize, end: usize) -> Option<(String, usize)> {
     let body = text.get(start + 1..end)?;
     let mut out = String::new();
-    let mut chars = body.char_indices();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '"' => return Some((out, start + 1 + i + 1)),
-            '\\' => {
-                let (_, escape) = chars.next()?;
+    let mut rest = body;
+    loop {
+        // Text up to the next quote or backslash is copied as it is, in one piece.
+        let stop = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
+        let (chunk, tail) = rest.split_at_checked(stop)?;
+        out.push_str(chunk);
+        let mut chars = tail.chars();
+        match chars.next()? {
+            '"' => {
+                let after = body.len() - chars.as_str().len();
+                return Some((out, start + 1 + after));
+            }
+            _ => {
+                let escape = chars.next()?;
                 let decoded = match escape {
                     '0' => '\0',
                     'a' => '\u{7}',
@@ -137,18 +154,17 @@ pub(super) fn double_quoted(text: &str, start: usize, end: usize) -> Option<(Str
                     _ => return None,
                 };
                 out.push(decoded);
+                rest = chars.as_str();
             }
-            _ => out.push(c),
         }
     }
-    None
 }
 
 /// The character of `digits` hexadecimal digits (a surrogate or an invalid code point: `None`).
-fn hex_escape(chars: &mut std::str::CharIndices<'_>, digits: usize) -> Option<char> {
+fn hex_escape(chars: &mut std::str::Chars<'_>, digits: usize) -> Option<char> {
     let mut code: u32 = 0;
     for _ in 0..digits {
-        let (_, c) = chars.next()?;
+        let c = chars.next()?;
         code = code * 16 + c.to_digit(16)?;
     }
     char::from_u32(code)
