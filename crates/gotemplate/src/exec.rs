@@ -417,7 +417,7 @@ impl<'t, 'o> State<'t, 'o> {
                 self.at(At::Arg(first));
                 return self.eval_field_chain(
                     dot,
-                    dot.clone(),
+                    dot,
                     self.dot_iface,
                     At::Arg(first),
                     ident,
@@ -492,7 +492,7 @@ impl<'t, 'o> State<'t, 'o> {
             return self.errorf(format!("indirection through explicit nil in {chain}"));
         }
         let pipe = self.eval_arg(dot, None, node)?;
-        self.eval_field_chain(dot, pipe, false, At::Arg(chain), field, args, final_)
+        self.eval_field_chain(dot, &pipe, false, At::Arg(chain), field, args, final_)
     }
 
     fn eval_variable_node(
@@ -513,30 +513,35 @@ impl<'t, 'o> State<'t, 'o> {
             }
             return Ok(value);
         }
-        self.eval_field_chain(dot, value, iface, At::Var(v), &v.ident[1..], args, final_)
+        self.eval_field_chain(dot, &value, iface, At::Var(v), &v.ident[1..], args, final_)
     }
 
+    /// Evaluates `.a.b.c` on `receiver`. The receiver is borrowed (dot needs no clone); only
+    /// the intermediate values are owned.
     #[allow(clippy::too_many_arguments)]
     fn eval_field_chain(
         &mut self,
         dot: &Value,
-        mut receiver: Value,
+        receiver: &Value,
         mut iface: bool,
         node: At<'t>,
         ident: &'t [String],
         args: Option<&'t [Arg]>,
         final_: Option<Value>,
     ) -> R<Value> {
-        let n = ident.len();
-        if n == 0 {
-            return Ok(receiver);
-        }
-        for name in &ident[..n - 1] {
-            let next_iface = matches!(&receiver, Value::Map(m) if m.elem == ElemType::Any);
-            receiver = self.eval_field(dot, name, node, None, None, receiver, iface)?;
+        let Some((last, init)) = ident.split_last() else {
+            return Ok(receiver.clone());
+        };
+        let mut owned: Option<Value> = None;
+        for name in init {
+            let r = owned.as_ref().unwrap_or(receiver);
+            let next_iface = matches!(r, Value::Map(m) if m.elem == ElemType::Any);
+            let v = self.eval_field(dot, name, node, None, None, r, iface)?;
+            owned = Some(v);
             iface = next_iface;
         }
-        self.eval_field(dot, &ident[n - 1], node, args, final_, receiver, iface)
+        let r = owned.as_ref().unwrap_or(receiver);
+        self.eval_field(dot, last, node, args, final_, r, iface)
     }
 
     fn eval_function(
@@ -569,11 +574,11 @@ impl<'t, 'o> State<'t, 'o> {
         node: At<'t>,
         args: Option<&'t [Arg]>,
         final_: Option<Value>,
-        receiver: Value,
+        receiver: &Value,
         iface: bool,
     ) -> R<Value> {
         let has_args = args.is_some_and(|a| a.len() > 1) || final_.is_some();
-        match &receiver {
+        match receiver {
             Value::Missing => Ok(Value::Missing),
             Value::Nil => self.errorf(format!("nil pointer evaluating interface {{}}.{field}")),
             Value::Object(o) => {
@@ -823,7 +828,7 @@ impl<'t, 'o> State<'t, 'o> {
             Arg::Field { ident, .. } => {
                 let v = self.eval_field_chain(
                     dot,
-                    dot.clone(),
+                    dot,
                     self.dot_iface,
                     At::Arg(n),
                     ident,
@@ -885,7 +890,7 @@ impl<'t, 'o> State<'t, 'o> {
             Arg::Bool { val, .. } => Ok(Value::Bool(*val)),
             Arg::Dot(_) => Ok(dot.clone()),
             Arg::Field { ident, .. } => {
-                self.eval_field_chain(dot, dot.clone(), self.dot_iface, At::Arg(n), ident, None, None)
+                self.eval_field_chain(dot, dot, self.dot_iface, At::Arg(n), ident, None, None)
             }
             Arg::Identifier { name, .. } => self.eval_function(dot, n, name, At::Arg(n), None, None),
             Arg::Nil(_) => self.errorf("evalEmptyInterface: nil (can't happen)"),
@@ -946,5 +951,51 @@ pub(crate) fn finish(r: R<()>) -> Result<(), ExecError> {
     match r {
         Ok(()) | Err(Flow::Break) | Err(Flow::Continue) => Ok(()),
         Err(Flow::Error(e)) => Err(*e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{IntType, UintType};
+
+    /// `has_go_type` is an allocation-free `type_name() == go_name()`: check it against that.
+    #[test]
+    fn has_go_type_agrees_with_type_names() {
+        use std::collections::BTreeMap;
+        let values = [
+            Value::Missing,
+            Value::Nil,
+            Value::Bool(true),
+            Value::int(1),
+            Value::Int(1, IntType::Int64),
+            Value::Int(1, IntType::Int32),
+            Value::Uint(1, UintType::Uint8),
+            Value::Float(1.0),
+            Value::Complex(1.0, 0.0),
+            Value::str("s"),
+            Value::list(vec![]),
+            Value::string_list(vec![]),
+            Value::map(BTreeMap::new()),
+            Value::string_map(BTreeMap::new()),
+        ];
+        let types = [
+            ArgType::Any,
+            ArgType::Reflect,
+            ArgType::Str,
+            ArgType::Int,
+            ArgType::Int64,
+            ArgType::Float64,
+            ArgType::Bool,
+            ArgType::StringSlice,
+            ArgType::AnySlice,
+            ArgType::AnyMap,
+            ArgType::StringMap,
+        ];
+        for v in &values {
+            for t in types {
+                assert_eq!(has_go_type(v, t), v.type_name() == t.go_name(), "{v:?} {t:?}");
+            }
+        }
     }
 }
