@@ -381,12 +381,15 @@ impl<'t, 'o> State<'t, 'o> {
 
     fn eval_pipeline(&mut self, dot: &Value, pipe: &'t PipeNode) -> R<Value> {
         self.at(At::Pipe(pipe));
-        let mut value: Option<Value> = None;
-        for cmd in &pipe.cmds {
-            let v = self.eval_command(dot, cmd, value.take())?;
-            value = Some(v.unwrap_interface());
+        // The first command gets no piped value; each later one gets the previous result.
+        let mut cmds = pipe.cmds.iter();
+        let mut value = match cmds.next() {
+            Some(cmd) => self.eval_command(dot, cmd, None)?.unwrap_interface(),
+            None => Value::Missing,
+        };
+        for cmd in cmds {
+            value = self.eval_command(dot, cmd, Some(value))?.unwrap_interface();
         }
-        let value = value.unwrap_or_default();
         for var in &pipe.decl {
             let Some(name) = var.ident.first() else {
                 continue;
