@@ -63,6 +63,9 @@ pub(crate) struct State<'t, 'o> {
     out: &'o mut String,
     node: At<'t>,
     vars: Vec<(&'t str, Value, bool)>,
+    /// Scratch stack for call arguments: a call pushes its evaluated arguments here and passes
+    /// the slice to the function, then truncates back, so calls allocate no argument `Vec`.
+    args: Vec<Value>,
     /// Whether dot's static Go type is `interface {}` (an element of a `[]interface{}` or a
     /// `map[string]interface{}`), which Go names in field errors.
     dot_iface: bool,
@@ -83,6 +86,7 @@ impl<'t, 'o> State<'t, 'o> {
             out,
             node: At::None,
             vars: vec![("$", dot.unwrap_interface(), false)],
+            args: Vec::with_capacity(16),
             dot_iface: false,
             depth: 0,
             steps: 0,
@@ -364,23 +368,28 @@ impl<'t, 'o> State<'t, 'o> {
             out: &mut *self.out,
             node: At::None,
             vars: vec![("$", new_dot.clone(), false)],
+            args: std::mem::take(&mut self.args),
             dot_iface: false,
             depth: self.depth + 1,
             steps: self.steps,
         };
         let r = st.walk_list(&new_dot, &tree.root.nodes);
         self.steps = st.steps;
+        self.args = std::mem::take(&mut st.args);
         r
     }
 
     fn eval_pipeline(&mut self, dot: &Value, pipe: &'t PipeNode) -> R<Value> {
         self.at(At::Pipe(pipe));
-        let mut value: Option<Value> = None;
-        for cmd in &pipe.cmds {
-            let v = self.eval_command(dot, cmd, value.take())?;
-            value = Some(v.unwrap_interface());
+        // The first command gets no piped value; each later one gets the previous result.
+        let mut cmds = pipe.cmds.iter();
+        let mut value = match cmds.next() {
+            Some(cmd) => self.eval_command(dot, cmd, None)?.unwrap_interface(),
+            None => Value::Missing,
+        };
+        for cmd in cmds {
+            value = self.eval_command(dot, cmd, Some(value))?.unwrap_interface();
         }
-        let value = value.unwrap_or_default();
         for var in &pipe.decl {
             let Some(name) = var.ident.first() else {
                 continue;
@@ -411,7 +420,7 @@ impl<'t, 'o> State<'t, 'o> {
                 self.at(At::Arg(first));
                 return self.eval_field_chain(
                     dot,
-                    dot.clone(),
+                    dot,
                     self.dot_iface,
                     At::Arg(first),
                     ident,
@@ -486,7 +495,7 @@ impl<'t, 'o> State<'t, 'o> {
             return self.errorf(format!("indirection through explicit nil in {chain}"));
         }
         let pipe = self.eval_arg(dot, None, node)?;
-        self.eval_field_chain(dot, pipe, false, At::Arg(chain), field, args, final_)
+        self.eval_field_chain(dot, &pipe, false, At::Arg(chain), field, args, final_)
     }
 
     fn eval_variable_node(
@@ -507,30 +516,35 @@ impl<'t, 'o> State<'t, 'o> {
             }
             return Ok(value);
         }
-        self.eval_field_chain(dot, value, iface, At::Var(v), &v.ident[1..], args, final_)
+        self.eval_field_chain(dot, &value, iface, At::Var(v), &v.ident[1..], args, final_)
     }
 
+    /// Evaluates `.a.b.c` on `receiver`. The receiver is borrowed (dot needs no clone); only
+    /// the intermediate values are owned.
     #[allow(clippy::too_many_arguments)]
     fn eval_field_chain(
         &mut self,
         dot: &Value,
-        mut receiver: Value,
+        receiver: &Value,
         mut iface: bool,
         node: At<'t>,
         ident: &'t [String],
         args: Option<&'t [Arg]>,
         final_: Option<Value>,
     ) -> R<Value> {
-        let n = ident.len();
-        if n == 0 {
-            return Ok(receiver);
-        }
-        for name in &ident[..n - 1] {
-            let next_iface = matches!(&receiver, Value::Map(m) if m.elem == ElemType::Any);
-            receiver = self.eval_field(dot, name, node, None, None, receiver, iface)?;
+        let Some((last, init)) = ident.split_last() else {
+            return Ok(receiver.clone());
+        };
+        let mut owned: Option<Value> = None;
+        for name in init {
+            let r = owned.as_ref().unwrap_or(receiver);
+            let next_iface = matches!(r, Value::Map(m) if m.elem == ElemType::Any);
+            let v = self.eval_field(dot, name, node, None, None, r, iface)?;
+            owned = Some(v);
             iface = next_iface;
         }
-        self.eval_field(dot, &ident[n - 1], node, args, final_, receiver, iface)
+        let r = owned.as_ref().unwrap_or(receiver);
+        self.eval_field(dot, last, node, args, final_, r, iface)
     }
 
     fn eval_function(
@@ -563,18 +577,31 @@ impl<'t, 'o> State<'t, 'o> {
         node: At<'t>,
         args: Option<&'t [Arg]>,
         final_: Option<Value>,
-        receiver: Value,
+        receiver: &Value,
         iface: bool,
     ) -> R<Value> {
         let has_args = args.is_some_and(|a| a.len() > 1) || final_.is_some();
-        match &receiver {
+        match receiver {
             Value::Missing => Ok(Value::Missing),
             Value::Nil => self.errorf(format!("nil pointer evaluating interface {{}}.{field}")),
             Value::Object(o) => {
                 if let Some(arity) = o.method_arity(field) {
-                    let f = Func::new(&vec![ArgType::Any; arity], |_| Ok(Value::Missing));
-                    let argv = self.eval_call_args(dot, &f, node, field, args, final_)?;
-                    return match o.call_method(field, &argv) {
+                    // Methods take `interface{}` parameters; a slice of a constant array avoids
+                    // allocating a signature per call.
+                    const ANY: [ArgType; 8] = [ArgType::Any; 8];
+                    let many;
+                    let params: &[ArgType] = match ANY.get(..arity) {
+                        Some(p) => p,
+                        None => {
+                            many = vec![ArgType::Any; arity];
+                            &many
+                        }
+                    };
+                    let base = self.args.len();
+                    let r = self.eval_call_args(dot, params, None, field, args, final_);
+                    let r = r.map(|()| o.call_method(field, self.args.get(base..).unwrap_or(&[])));
+                    self.args.truncate(base);
+                    return match r? {
                         Ok(v) => Ok(v),
                         Err(e) => {
                             self.at(node);
@@ -582,7 +609,8 @@ impl<'t, 'o> State<'t, 'o> {
                         }
                     };
                 }
-                let tname = o.type_name().into_owned();
+                // The type name is needed only for errors: look it up lazily.
+                let tname = || o.type_name();
                 match o.kind() {
                     ObjectKind::Struct => {
                         if let Some(v) = o.field(field) {
@@ -597,7 +625,7 @@ impl<'t, 'o> State<'t, 'o> {
                     ObjectKind::Pointer => {
                         if o.has_field(field) {
                             if o.is_nil() {
-                                return self.errorf(format!("nil pointer evaluating {tname}.{field}"));
+                                return self.errorf(format!("nil pointer evaluating {}.{field}", tname()));
                             }
                             if let Some(v) = o.field(field) {
                                 if has_args {
@@ -610,7 +638,7 @@ impl<'t, 'o> State<'t, 'o> {
                         }
                     }
                 }
-                self.errorf(format!("can't evaluate field {field} in type {tname}"))
+                self.errorf(format!("can't evaluate field {field} in type {}", tname()))
             }
             Value::Map(m) => {
                 if has_args {
@@ -630,16 +658,19 @@ impl<'t, 'o> State<'t, 'o> {
     }
 
     /// Checks the argument count and evaluates the arguments of a call (Go's `evalCall`
-    /// up to `safeCall`).
+    /// up to `safeCall`) for a function with fixed parameter types `params` and, if variadic,
+    /// the element type `variadic`. The arguments are pushed onto the scratch stack
+    /// (`self.args`); the caller notes its length before and truncates back after the call,
+    /// on success and on error.
     fn eval_call_args(
         &mut self,
         dot: &Value,
-        f: &Func,
-        _node: At<'t>,
+        params: &[ArgType],
+        variadic: Option<ArgType>,
         name: &str,
         args: Option<&'t [Arg]>,
         final_: Option<Value>,
-    ) -> R<Vec<Value>> {
+    ) -> R<()> {
         let args: &'t [Arg] = match args {
             Some(a) if !a.is_empty() => &a[1..],
             _ => &[],
@@ -648,53 +679,52 @@ impl<'t, 'o> State<'t, 'o> {
         if final_.is_some() {
             num_in += 1;
         }
-        let num_fixed = if f.variadic.is_some() {
-            if num_in < f.params.len() {
+        let num_fixed = if variadic.is_some() {
+            if num_in < params.len() {
                 return self.errorf(format!(
                     "wrong number of args for {name}: want at least {} got {}",
-                    f.params.len(),
+                    params.len(),
                     args.len()
                 ));
             }
-            f.params.len()
+            params.len()
         } else {
-            if num_in != f.params.len() {
+            if num_in != params.len() {
                 return self.errorf(format!(
                     "wrong number of args for {name}: want {} got {}",
-                    f.params.len(),
+                    params.len(),
                     num_in
                 ));
             }
             args.len()
         };
-        let mut argv = Vec::with_capacity(num_in);
         let mut i = 0;
         while i < num_fixed && i < args.len() {
-            let v = self.eval_arg(dot, f.params.get(i).copied(), &args[i])?;
-            argv.push(v);
+            let v = self.eval_arg(dot, params.get(i).copied(), &args[i])?;
+            self.args.push(v);
             i += 1;
         }
-        if let Some(rest) = f.variadic {
+        if let Some(rest) = variadic {
             while i < args.len() {
                 let v = self.eval_arg(dot, Some(rest), &args[i])?;
-                argv.push(v);
+                self.args.push(v);
                 i += 1;
             }
         }
         if let Some(fv) = final_ {
-            let t = if f.variadic.is_some() {
+            let t = if variadic.is_some() {
                 if num_in - 1 < num_fixed {
-                    f.params.get(num_in - 1).copied()
+                    params.get(num_in - 1).copied()
                 } else {
-                    f.variadic
+                    variadic
                 }
             } else {
-                f.params.last().copied()
+                params.last().copied()
             };
             let v = self.validate_type(fv, t)?;
-            argv.push(v);
+            self.args.push(v);
         }
-        Ok(argv)
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -741,16 +771,18 @@ impl<'t, 'o> State<'t, 'o> {
         } else {
             None
         };
-        let argv = self.eval_call_args(dot, f, node, name, args, final_)?;
-        if let Some(callee) = callee {
-            let msg = match argv.first() {
+        let base = self.args.len();
+        let r = self.eval_call_args(dot, &f.params, f.variadic, name, args, final_);
+        let argv = self.args.get(base..).unwrap_or(&[]);
+        let r = r.map(|()| match callee {
+            Some(callee) => Err(match argv.first() {
                 None | Some(Value::Missing | Value::Nil) => "call of nil".to_string(),
                 Some(v) => format!("non-function {callee} of type {}", v.type_name()),
-            };
-            self.at(node);
-            return self.errorf(format!("error calling call: {msg}"));
-        }
-        match (f.body)(&argv) {
+            }),
+            None => (f.body)(argv),
+        });
+        self.args.truncate(base);
+        match r? {
             Ok(v) => Ok(v),
             Err(e) => {
                 self.at(node);
@@ -772,7 +804,7 @@ impl<'t, 'o> State<'t, 'o> {
         match typ {
             ArgType::Reflect | ArgType::Any => Ok(value),
             _ => {
-                if value.type_name() == typ.go_name() {
+                if has_go_type(&value, typ) {
                     Ok(value)
                 } else {
                     self.errorf(format!(
@@ -799,7 +831,7 @@ impl<'t, 'o> State<'t, 'o> {
             Arg::Field { ident, .. } => {
                 let v = self.eval_field_chain(
                     dot,
-                    dot.clone(),
+                    dot,
                     self.dot_iface,
                     At::Arg(n),
                     ident,
@@ -869,7 +901,7 @@ impl<'t, 'o> State<'t, 'o> {
             Arg::Bool { val, .. } => Ok(Value::Bool(*val)),
             Arg::Dot(_) => Ok(dot.clone()),
             Arg::Field { ident, .. } => {
-                self.eval_field_chain(dot, dot.clone(), self.dot_iface, At::Arg(n), ident, None, None)
+                self.eval_field_chain(dot, dot, self.dot_iface, At::Arg(n), ident, None, None)
             }
             Arg::Identifier { name, .. } => self.eval_function(dot, n, name, At::Arg(n), None, None),
             Arg::Nil(_) => self.errorf("evalEmptyInterface: nil (can't happen)"),
@@ -896,6 +928,26 @@ impl<'t, 'o> State<'t, 'o> {
     }
 }
 
+/// Whether `v`'s Go type is `typ` (`v.type_name() == typ.go_name()`), without building the
+/// type name of lists and maps.
+fn has_go_type(v: &Value, typ: ArgType) -> bool {
+    use crate::value::IntType;
+    match (v, typ) {
+        (Value::Object(o), _) => o.type_name() == typ.go_name(),
+        (Value::String(_), ArgType::Str)
+        | (Value::Int(_, IntType::Int), ArgType::Int)
+        | (Value::Int(_, IntType::Int64), ArgType::Int64)
+        | (Value::Float(_), ArgType::Float64)
+        | (Value::Bool(_), ArgType::Bool)
+        | (Value::Nil, ArgType::Any) => true,
+        (Value::List(l), ArgType::StringSlice) => l.elem == ElemType::String,
+        (Value::List(l), ArgType::AnySlice) => l.elem == ElemType::Any,
+        (Value::Map(m), ArgType::AnyMap) => m.elem == ElemType::Any,
+        (Value::Map(m), ArgType::StringMap) => m.elem == ElemType::String,
+        _ => false,
+    }
+}
+
 /// Go's `reflect.Value.String()`: the string itself, or `<T Value>`.
 fn reflect_string(v: &Value) -> String {
     match v {
@@ -910,5 +962,51 @@ pub(crate) fn finish(r: R<()>) -> Result<(), ExecError> {
     match r {
         Ok(()) | Err(Flow::Break) | Err(Flow::Continue) => Ok(()),
         Err(Flow::Error(e)) => Err(*e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{IntType, UintType};
+
+    /// `has_go_type` is an allocation-free `type_name() == go_name()`: check it against that.
+    #[test]
+    fn has_go_type_agrees_with_type_names() {
+        use std::collections::BTreeMap;
+        let values = [
+            Value::Missing,
+            Value::Nil,
+            Value::Bool(true),
+            Value::int(1),
+            Value::Int(1, IntType::Int64),
+            Value::Int(1, IntType::Int32),
+            Value::Uint(1, UintType::Uint8),
+            Value::Float(1.0),
+            Value::Complex(1.0, 0.0),
+            Value::str("s"),
+            Value::list(vec![]),
+            Value::string_list(vec![]),
+            Value::map(BTreeMap::new()),
+            Value::string_map(BTreeMap::new()),
+        ];
+        let types = [
+            ArgType::Any,
+            ArgType::Reflect,
+            ArgType::Str,
+            ArgType::Int,
+            ArgType::Int64,
+            ArgType::Float64,
+            ArgType::Bool,
+            ArgType::StringSlice,
+            ArgType::AnySlice,
+            ArgType::AnyMap,
+            ArgType::StringMap,
+        ];
+        for v in &values {
+            for t in types {
+                assert_eq!(has_go_type(v, t), v.type_name() == t.go_name(), "{v:?} {t:?}");
+            }
+        }
     }
 }
