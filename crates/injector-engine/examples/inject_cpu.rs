@@ -2,8 +2,9 @@
 //! other processes on a busy machine disturb far less than wall time: for each pod, the best and
 //! the mean of five rounds, in µs per injection.
 //!
-//! `cargo run --release -p injector-engine --example inject_cpu [ROUNDS_SCALE]`; needs Istio's
-//! derived settings (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout).
+//! `cargo run --release -p injector-engine --example inject_cpu [POD] [ROUNDS_SCALE]` (`POD`: a
+//! prefix of `typical`, `64 KB`, `2000 env`; `all` by default); needs Istio's derived settings
+//! (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -22,11 +23,18 @@ fn main() {
         eprintln!("Istio's derived settings not found (set SIDECAR_INJECTOR_SHARED): nothing measured");
         std::process::exit(1);
     };
+    let only = std::env::args().nth(1).filter(|arg| arg != "all");
     let scale: u32 = std::env::args()
-        .nth(1)
+        .nth(2)
         .and_then(|arg| arg.parse().ok())
         .unwrap_or(1);
     for (name, pod) in pods::measured_pods() {
+        if only
+            .as_ref()
+            .is_some_and(|prefix| !name.starts_with(prefix.as_str()))
+        {
+            continue;
+        }
         let request = Request {
             pod: Some(&pod),
             namespace: Some("shop"),
