@@ -16,7 +16,8 @@
 //!   timeouts, connection and admission limits, graceful drain), `handler` (Istio's
 //!   `serveInject` HTTP semantics, SPEC §b.2), `monitoring` (`/metrics`, `/healthz`,
 //!   `/readyz`), [`tls`] (hot-swapped certificate, self-signed CA), [`config_store`]
-//!   (hot-reloaded configuration that keeps the last good one), `watch` (notify + polling).
+//!   (hot-reloaded configuration that keeps the last good one), `watch` (notify + polling),
+//!   `outcome_cache` (bounded LRU of outcomes keyed by the exact request bytes).
 //!
 //! # Request flow
 //!
@@ -25,7 +26,9 @@
 //! under a size limit and a timeout → empty: `400`; `Content-Type` not exactly
 //! `application/json`: `415` → decode the AdmissionReview (errors: `200` with
 //! `allowed: false`) → snapshot the configuration (none loaded yet: `503`, so the webhook's
-//! `failurePolicy` decides) → run [`Injector::admit`] on the blocking pool under the API
+//! `failurePolicy` decides) → an identical admission seen under the same configuration (the
+//! replicas of a scale-up) is answered from the outcome cache, on the async worker → otherwise
+//! run [`Injector::admit`] on the blocking pool under the API
 //! server's deadline (`?timeout=`, else 10 s; past it: `allowed: false` saying so) → respond in
 //! the request's version with its `uid`, and log one line (uid, namespace, pod, decision,
 //! reason, duration).
