@@ -50,6 +50,103 @@ pub fn parse_mesh(text: &str) -> Result<Value, SettingsError> {
     apply_mesh_config(&yaml, &default_mesh_config()).map_err(|e| error(at, e.0))
 }
 
+/// What an `IstioOperator` (`install.istio.io/v1alpha1`) contributes to injection, as
+/// `istioctl kube-inject --operatorFileName` uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IstioOperator {
+    /// `spec.values`, with `spec.hub`/`spec.tag` as `global.hub`/`global.tag` underneath (the
+    /// values' own settings win, as in Istio's install merge).
+    pub values: Value,
+    /// `spec.meshConfig`, to overlay on the mesh config.
+    pub mesh_config: Option<Value>,
+}
+
+/// Reads an `IstioOperator` resource.
+pub fn parse_istio_operator(text: &str) -> Result<IstioOperator, SettingsError> {
+    let document = single_document(text)?;
+    let Value::Object(root) = &document else {
+        return Err(error("IstioOperator", "must be a mapping"));
+    };
+    let kind_of = root.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind_of != "IstioOperator" {
+        return Err(error("kind", format!("expected IstioOperator, got {kind_of:?}")));
+    }
+    let spec = match root.get("spec") {
+        None | Some(Value::Null) => Value::Object(Default::default()),
+        Some(spec @ Value::Object(_)) => spec.clone(),
+        Some(other) => return Err(error("spec", format!("must be a mapping, got {}", kind(other)))),
+    };
+    let mut values = serde_json::json!({});
+    for field in ["hub", "tag"] {
+        match spec.get(field) {
+            None | Some(Value::Null) => {}
+            Some(value @ (Value::String(_) | Value::Number(_))) => {
+                let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+                values["global"][field] = Value::String(text);
+            }
+            Some(other) => {
+                return Err(error(
+                    &format!("spec.{field}"),
+                    format!("must be a string, got {}", kind(other)),
+                ));
+            }
+        }
+    }
+    match spec.get("values") {
+        None | Some(Value::Null) => {}
+        Some(overlay @ Value::Object(_)) => merge_values(&mut values, overlay),
+        Some(other) => {
+            return Err(error(
+                "spec.values",
+                format!("must be a mapping, got {}", kind(other)),
+            ));
+        }
+    }
+    let mesh_config = match spec.get("meshConfig") {
+        None | Some(Value::Null) => None,
+        Some(mesh @ Value::Object(_)) => Some(mesh.clone()),
+        Some(other) => {
+            return Err(error(
+                "spec.meshConfig",
+                format!("must be a mapping, got {}", kind(other)),
+            ));
+        }
+    };
+    Ok(IstioOperator { values, mesh_config })
+}
+
+/// Applies an `IstioOperator` to loaded values and mesh config: its values are merged over the
+/// values (maps key by key, anything else replaced: the operator wins), its `meshConfig` is
+/// overlaid on the mesh config as a mesh config file would be.
+pub fn apply_istio_operator(
+    operator: &IstioOperator,
+    values: &mut Value,
+    mesh: &mut Value,
+) -> Result<(), SettingsError> {
+    merge_values(values, &operator.values);
+    if let Some(overlay) = &operator.mesh_config {
+        *mesh = apply_mesh_config(&overlay.to_string(), mesh).map_err(|e| error("spec.meshConfig", e.0))?;
+    }
+    Ok(())
+}
+
+/// Merges `overlay` into `base`: maps key by key, everything else replaced.
+fn merge_values(base: &mut Value, overlay: &Value) {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            for (key, value) in overlay {
+                match base.get_mut(key) {
+                    Some(existing) => merge_values(existing, value),
+                    None => {
+                        base.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (base, overlay) => *base = overlay.clone(),
+    }
+}
+
 fn single_document(text: &str) -> Result<Value, SettingsError> {
     let documents = injector_core::yaml::parse_documents(text)
         .map_err(|e| error(&format!("document {}", e.index), e.message))?;
@@ -144,5 +241,49 @@ mod tests {
             "mesh"
         );
         assert_eq!(parse_values("a: [").expect_err("yaml").location, "document 1");
+    }
+
+    #[test]
+    fn an_istio_operator_gives_values_and_mesh_config() {
+        let operator = parse_istio_operator(
+            "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  tag: 1.2\n  hub: example.com/istio\n  meshConfig:\n    enableTracing: true\n    defaultConfig:\n      serviceCluster: istio-proxy\n  values:\n    global:\n      tag: testiop\n",
+        )
+        .expect("parses");
+        assert_eq!(
+            operator.values,
+            serde_json::json!({"global": {"hub": "example.com/istio", "tag": "testiop"}})
+        );
+        let mut values = serde_json::json!({"global": {"suffix": "test", "tag": "old"}, "other": 1});
+        let mut mesh = crate::mesh::default_mesh_config();
+        apply_istio_operator(&operator, &mut values, &mut mesh).expect("applies");
+        assert_eq!(values["global"]["tag"], "testiop");
+        assert_eq!(values["global"]["suffix"], "test");
+        assert_eq!(values["other"], 1);
+        assert_eq!(mesh["enableTracing"], true);
+        assert_eq!(mesh["defaultConfig"]["serviceCluster"], "istio-proxy");
+    }
+
+    #[test]
+    fn a_wrong_istio_operator_names_the_field() {
+        let error = parse_istio_operator("kind: ConfigMap\n").expect_err("not an operator");
+        assert_eq!(
+            error.to_string(),
+            "kind: expected IstioOperator, got \"ConfigMap\""
+        );
+        let error =
+            parse_istio_operator("kind: IstioOperator\nspec:\n  values: [1]\n").expect_err("bad values");
+        assert!(
+            error.to_string().starts_with("spec.values: must be a mapping"),
+            "{error}"
+        );
+        let error = parse_istio_operator("kind: IstioOperator\nspec:\n  meshConfig:\n    defaultConfig: 3\n")
+            .map(|operator| {
+                apply_istio_operator(
+                    &operator,
+                    &mut serde_json::json!({}),
+                    &mut crate::mesh::default_mesh_config(),
+                )
+            });
+        assert!(matches!(error, Ok(Err(_))), "{error:?}");
     }
 }

@@ -64,8 +64,8 @@ fn settings(istio: &Path, params: &Value) -> Result<Settings, String> {
     Ok(Settings { config, values, mesh })
 }
 
-/// The istioctl CLI cases: `--meshConfigFile`, `--injectConfigFile` (a Config or a bare template)
-/// and `--valuesFile`, relative to the testdata directory.
+/// The istioctl CLI cases: `--meshConfigFile`, `--injectConfigFile` (a Config or a bare template),
+/// `--valuesFile` and `--operatorFileName`, relative to the testdata directory.
 fn cli_settings(istio: &Path, case: &Value) -> Result<Settings, String> {
     let dir = istio.join("istioctl/pkg/kubeinject/testdata");
     let args: Vec<&str> = case["params"]["cliArgs"]
@@ -79,9 +79,6 @@ fn cli_settings(istio: &Path, case: &Value) -> Result<Settings, String> {
             .and_then(|i| args.get(i + 1))
             .map(|f| dir.join(f))
     };
-    if flag("--operatorFileName").is_some() {
-        return Err("IstioOperator files (--operatorFileName) are not supported".to_owned());
-    }
     let config_file = flag("--injectConfigFile").ok_or("no --injectConfigFile")?;
     let config = injector_core::config::parse_injector_config_or_template(&read(&config_file))
         .map_err(|e| e.to_string())?
@@ -90,10 +87,18 @@ fn cli_settings(istio: &Path, case: &Value) -> Result<Settings, String> {
         Some(path) => parse_values(&read(&path)).map_err(|e| e.to_string())?,
         None => json!({}),
     };
-    let mesh = match flag("--meshConfigFile") {
+    let mut values = values;
+    let mut mesh = match flag("--meshConfigFile") {
         Some(path) => parse_mesh(&read(&path)).map_err(|e| e.to_string())?,
         None => injector_engine::mesh::default_mesh_config(),
     };
+    // `--operatorFileName`: the IstioOperator's values and meshConfig win.
+    if let Some(path) = flag("--operatorFileName") {
+        let operator =
+            injector_engine::settings::parse_istio_operator(&read(&path)).map_err(|e| e.to_string())?;
+        injector_engine::settings::apply_istio_operator(&operator, &mut values, &mut mesh)
+            .map_err(|e| e.to_string())?;
+    }
     Ok(Settings { config, values, mesh })
 }
 

@@ -36,6 +36,11 @@ pub struct InjectArgs {
     /// The configuration files (embedded defaults when not given).
     #[command(flatten)]
     pub settings: SettingsArgs,
+    /// An IstioOperator (`install.istio.io/v1alpha1`): its `spec.values` (and `spec.hub`/`spec.tag`)
+    /// are merged over the values, winning, and its `spec.meshConfig` is overlaid on the mesh
+    /// config, as `istioctl kube-inject --operatorFileName` does.
+    #[arg(long, alias = "operatorFileName", value_name = "FILE")]
+    pub operator_file: Option<PathBuf>,
     /// The revision the templates see (`.Revision`); empty, as for istioctl's default revision.
     #[arg(long, default_value = "")]
     pub revision: String,
@@ -47,9 +52,16 @@ pub struct InjectArgs {
 
 /// Runs `inject`.
 pub fn run(args: &InjectArgs) -> Result<()> {
-    let loaded = settings::load(&args.settings)?;
+    let mut loaded = settings::load(&args.settings)?;
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
+    }
+    if let Some(path) = &args.operator_file {
+        let source = input::read_source(path)?;
+        let operator = injector_engine::settings::parse_istio_operator(&source.text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", source.name))?;
+        injector_engine::settings::apply_istio_operator(&operator, &mut loaded.values, &mut loaded.mesh)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", source.name))?;
     }
     let options = Options {
         revision: args.revision.clone(),

@@ -106,3 +106,50 @@ fn bad_input_is_a_clear_error() {
         "invalid value 'abc' for annotation 'traffic.sidecar.istio.io/excludeOutboundPorts'",
     ]);
 }
+
+#[test]
+fn an_istio_operator_file_sets_values_and_mesh_config() {
+    let files = Files::new();
+    let template = files.write(
+        "template.yaml",
+        "spec:\n  initContainers:\n  - name: istio-init\n    image: example.com/proxy_init:{{ .Values.global.tag }}\n",
+    );
+    let operator = files.write(
+        "operator.yaml",
+        "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  values:\n    global:\n      tag: from-operator\n",
+    );
+    let values = files.write("values.yaml", "global:\n  tag: from-values\n");
+    let out = run(
+        &[
+            "inject",
+            "-f",
+            &example("deployment.yaml"),
+            "--injector-config",
+            &template,
+            "--values",
+            &values,
+            "--operator-file",
+            &operator,
+        ],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("image: example.com/proxy_init:from-operator"),
+        "{}",
+        out.stdout
+    );
+
+    let not_operator = files.write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\n");
+    let out = run(
+        &[
+            "inject",
+            "-f",
+            &example("deployment.yaml"),
+            "--operator-file",
+            &not_operator,
+        ],
+        "",
+    );
+    out.assert_error(&["cm.yaml: kind: expected IstioOperator, got \"ConfigMap\""]);
+}
