@@ -160,7 +160,11 @@ pub fn default_mesh_config() -> Value {
 
 /// Overlays mesh YAML on a mesh configuration (Istio's `ApplyMeshConfig`).
 pub fn apply_mesh_config(yaml: &str, base: &Value) -> Result<Value, MeshError> {
-    let overlay = parse_object(yaml, "mesh config")?;
+    overlay_mesh_config(parse_object(yaml, "mesh config")?, base)
+}
+
+/// [`apply_mesh_config`] of an overlay already decoded (e.g. an IstioOperator's `meshConfig`).
+pub fn overlay_mesh_config(overlay: Map<String, Value>, base: &Value) -> Result<Value, MeshError> {
     let mut mesh = base.clone();
     let Some(target) = mesh.as_object_mut() else {
         return Err(MeshError("mesh config: the base is not an object".into()));

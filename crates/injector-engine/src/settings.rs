@@ -5,9 +5,9 @@
 //! the templates. The mesh config is YAML overlaid on Istio's defaults. Errors name the source and
 //! the field; nothing here reads files.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::mesh::{apply_mesh_config, default_mesh_config};
+use crate::mesh::{apply_mesh_config, default_mesh_config, overlay_mesh_config};
 
 /// Settings that cannot be used, with where the problem is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,7 +58,7 @@ pub struct IstioOperator {
     /// values' own settings win, as in Istio's install merge).
     pub values: Value,
     /// `spec.meshConfig`, to overlay on the mesh config.
-    pub mesh_config: Option<Value>,
+    pub mesh_config: Option<Map<String, Value>>,
 }
 
 /// Reads an `IstioOperator` resource.
@@ -71,14 +71,10 @@ pub fn parse_istio_operator(text: &str) -> Result<IstioOperator, SettingsError> 
     if kind_of != "IstioOperator" {
         return Err(error("kind", format!("expected IstioOperator, got {kind_of:?}")));
     }
-    let spec = match root.get("spec") {
-        None | Some(Value::Null) => Value::Object(Default::default()),
-        Some(spec @ Value::Object(_)) => spec.clone(),
-        Some(other) => return Err(error("spec", format!("must be a mapping, got {}", kind(other)))),
-    };
+    let spec = mapping_at(root.get("spec"), "spec")?;
     let mut values = serde_json::json!({});
     for field in ["hub", "tag"] {
-        match spec.get(field) {
+        match spec.and_then(|spec| spec.get(field)) {
             None | Some(Value::Null) => {}
             Some(value @ (Value::String(_) | Value::Number(_))) => {
                 let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
@@ -92,26 +88,11 @@ pub fn parse_istio_operator(text: &str) -> Result<IstioOperator, SettingsError> 
             }
         }
     }
-    match spec.get("values") {
-        None | Some(Value::Null) => {}
-        Some(overlay @ Value::Object(_)) => merge_values(&mut values, overlay),
-        Some(other) => {
-            return Err(error(
-                "spec.values",
-                format!("must be a mapping, got {}", kind(other)),
-            ));
-        }
+    let field = |name: &str| spec.and_then(|spec| spec.get(name));
+    if let Some(overlay) = mapping_at(field("values"), "spec.values")? {
+        merge_values(&mut values, &Value::Object(overlay.clone()));
     }
-    let mesh_config = match spec.get("meshConfig") {
-        None | Some(Value::Null) => None,
-        Some(mesh @ Value::Object(_)) => Some(mesh.clone()),
-        Some(other) => {
-            return Err(error(
-                "spec.meshConfig",
-                format!("must be a mapping, got {}", kind(other)),
-            ));
-        }
-    };
+    let mesh_config = mapping_at(field("meshConfig"), "spec.meshConfig")?.cloned();
     Ok(IstioOperator { values, mesh_config })
 }
 
@@ -125,9 +106,21 @@ pub fn apply_istio_operator(
 ) -> Result<(), SettingsError> {
     merge_values(values, &operator.values);
     if let Some(overlay) = &operator.mesh_config {
-        *mesh = apply_mesh_config(&overlay.to_string(), mesh).map_err(|e| error("spec.meshConfig", e.0))?;
+        *mesh = overlay_mesh_config(overlay.clone(), mesh).map_err(|e| error("spec.meshConfig", e.0))?;
     }
     Ok(())
+}
+
+/// The mapping at `at`, if set (`null` counts as unset); anything else is an error naming `at`.
+fn mapping_at<'v>(
+    value: Option<&'v Value>,
+    at: &str,
+) -> Result<Option<&'v Map<String, Value>>, SettingsError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(map)) => Ok(Some(map)),
+        Some(other) => Err(error(at, format!("must be a mapping, got {}", kind(other)))),
+    }
 }
 
 /// Merges `overlay` into `base`: maps key by key, everything else replaced.

@@ -22,7 +22,7 @@ use std::{
 
 use injector_engine::{
     kube_inject::inject_stream,
-    mesh::apply_mesh_config,
+    mesh::overlay_mesh_config,
     normalize::{normalize, to_go_json},
     patch::apply_patch,
     pipeline::{Injector, Options, Outcome, Request},
@@ -58,8 +58,8 @@ fn settings(istio: &Path, params: &Value) -> Result<Settings, String> {
         .config;
     let values = parse_values(&text("values")?).map_err(|e| e.to_string())?;
     let mut mesh = parse_mesh(&text("mesh")?).map_err(|e| e.to_string())?;
-    if let Some(overlay) = params.get("meshOverlay").filter(|o| o.is_object()) {
-        mesh = apply_mesh_config(&overlay.to_string(), &mesh).map_err(|e| e.to_string())?;
+    if let Some(Value::Object(overlay)) = params.get("meshOverlay") {
+        mesh = overlay_mesh_config(overlay.clone(), &mesh).map_err(|e| e.to_string())?;
     }
     Ok(Settings { config, values, mesh })
 }
