@@ -363,6 +363,13 @@ impl FieldInputs {
     }
 }
 
+/// The position of the field named exactly `key`, looking from `from` onwards (an object in Go's
+/// layout names its fields in schema order).
+fn field_from(fields: &[Field], from: usize, key: &str) -> Option<usize> {
+    let offset = fields.get(from..)?.iter().position(|field| field.name == key)?;
+    Some(from + offset)
+}
+
 /// Whether Go's marshaller leaves this field out when the input does not set it.
 fn skipped_when_absent(field: &Field) -> bool {
     (field.omitempty && !struct_like(field.shape.kind)) || field.omitzero
@@ -508,7 +515,7 @@ impl<'a> Walker<'a> {
         self.structs
             .push(schema.names.get(index).map_or("", String::as_str));
         let result = if self.is_shaped(fields, layout, map) {
-            self.fields_in_place(fields, map)
+            self.fields_in_place(fields, layout, map)
         } else {
             self.rebuild_fields(fields, layout, std::mem::take(map))
                 .map(|rebuilt| *map = rebuilt)
@@ -524,18 +531,13 @@ impl<'a> Walker<'a> {
         let mut next = 0;
         let mut in_unknown = false;
         for key in map.keys() {
-            let found = fields
-                .get(next..)
-                .unwrap_or_default()
-                .iter()
-                .position(|field| field.name == *key);
-            match found {
-                Some(offset) if !in_unknown => {
-                    let skipped = fields.get(next..next + offset).unwrap_or_default();
+            match field_from(fields, next, key) {
+                Some(position) if !in_unknown => {
+                    let skipped = fields.get(next..position).unwrap_or_default();
                     if !skipped.iter().all(skipped_when_absent) {
                         return false;
                     }
-                    next += offset + 1;
+                    next = position + 1;
                 }
                 _ => {
                     let known = layout.exact(key).is_some() || layout.folded(key).is_some();
@@ -556,24 +558,19 @@ impl<'a> Walker<'a> {
     fn fields_in_place(
         &mut self,
         fields: &'a [Field],
+        layout: &StructLayout,
         map: &mut Map<String, Value>,
     ) -> Result<(), NormalizeError> {
         let mut next = 0;
         let mut any_omitted = false;
         for (key, value) in map.iter_mut() {
-            let Some(offset) = fields
-                .get(next..)
-                .unwrap_or_default()
-                .iter()
-                .position(|field| field.name == *key)
+            // Past the last known field come the unknown ones, kept as they are.
+            let Some((position, field)) =
+                field_from(fields, next, key).and_then(|position| Some((position, fields.get(position)?)))
             else {
-                // The unknown fields at the end, kept as they are.
                 break;
             };
-            next += offset + 1;
-            let Some(field) = fields.get(next - 1) else {
-                break;
-            };
+            next = position + 1;
             self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
             let result = self.value(&field.shape, value);
             self.path.pop();
@@ -583,9 +580,9 @@ impl<'a> Walker<'a> {
         if any_omitted {
             let schema = self.schema;
             map.retain(|key, value| {
-                !fields
-                    .iter()
-                    .find(|field| field.name == *key)
+                !layout
+                    .exact(key)
+                    .and_then(|position| fields.get(position))
                     .is_some_and(|field| omitted(schema, field, value))
             });
         }
