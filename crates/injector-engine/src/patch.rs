@@ -51,7 +51,7 @@ struct PatchWriter<'k> {
 
 impl PatchWriter<'_> {
     fn diff(&mut self, original: &Value, injected: &Value) -> Result<(), PatchError> {
-        if self.kept.contains(&self.path.as_str()) {
+        if self.kept_here() {
             return Ok(());
         }
         match (original, injected) {
@@ -73,26 +73,24 @@ impl PatchWriter<'_> {
             if key != new_key {
                 break;
             }
-            let mark = self.push(key);
-            self.diff(old, new)?;
-            self.path.truncate(mark);
+            self.at_key(key, |w| w.diff(old, new))?;
             in_step += 1;
         }
         for (key, new) in after.iter().skip(in_step) {
-            let mark = self.push(key);
-            match before.get(key) {
-                Some(old) => self.diff(old, new)?,
-                None => self.operation("add", Some(new))?,
-            }
-            self.path.truncate(mark);
+            self.at_key(key, |w| match before.get(key) {
+                Some(old) => w.diff(old, new),
+                None => w.operation("add", Some(new)),
+            })?;
         }
         for key in before.keys().skip(in_step) {
             if !after.contains_key(key) {
-                let mark = self.push(key);
-                if !self.kept.contains(&self.path.as_str()) {
-                    self.operation("remove", None)?;
-                }
-                self.path.truncate(mark);
+                self.at_key(key, |w| {
+                    if w.kept_here() {
+                        Ok(())
+                    } else {
+                        w.operation("remove", None)
+                    }
+                })?;
             }
         }
         Ok(())
@@ -116,25 +114,28 @@ impl PatchWriter<'_> {
         let new_middle = &new_rest[..new_rest.len() - tail];
         let paired = old_middle.len().min(new_middle.len());
         for (offset, (old, new)) in old_middle.iter().zip(new_middle).enumerate() {
-            let mark = self.push_index(head + offset);
-            self.diff(old, new)?;
-            self.path.truncate(mark);
+            self.at_index(head + offset, |w| w.diff(old, new))?;
         }
         for (offset, new) in new_middle.iter().enumerate().skip(paired) {
-            let mark = self.push_index(head + offset);
-            self.operation("add", Some(new))?;
-            self.path.truncate(mark);
+            self.at_index(head + offset, |w| w.operation("add", Some(new)))?;
         }
         for offset in (paired..old_middle.len()).rev() {
-            let mark = self.push_index(head + offset);
-            self.operation("remove", None)?;
-            self.path.truncate(mark);
+            self.at_index(head + offset, |w| w.operation("remove", None))?;
         }
         Ok(())
     }
 
-    /// Appends a key to the pointer (escaped: `~` as `~0`, `/` as `~1`); returns the old length.
-    fn push(&mut self, key: &str) -> usize {
+    /// Whether the current position is one the patch must leave alone.
+    fn kept_here(&self) -> bool {
+        self.kept.contains(&self.path.as_str())
+    }
+
+    /// Runs `write` with `key` appended to the pointer (escaped: `~` as `~0`, `/` as `~1`).
+    fn at_key(
+        &mut self,
+        key: &str,
+        write: impl FnOnce(&mut Self) -> Result<(), PatchError>,
+    ) -> Result<(), PatchError> {
         let mark = self.path.len();
         self.path.push('/');
         for c in key.chars() {
@@ -144,14 +145,23 @@ impl PatchWriter<'_> {
                 c => self.path.push(c),
             }
         }
-        mark
+        let result = write(self);
+        self.path.truncate(mark);
+        result
     }
 
-    fn push_index(&mut self, index: usize) -> usize {
+    /// Runs `write` with a list index appended to the pointer.
+    fn at_index(
+        &mut self,
+        index: usize,
+        write: impl FnOnce(&mut Self) -> Result<(), PatchError>,
+    ) -> Result<(), PatchError> {
         let mark = self.path.len();
         self.path.push('/');
         self.path.push_str(&index.to_string());
-        mark
+        let result = write(self);
+        self.path.truncate(mark);
+        result
     }
 
     fn operation(&mut self, op: &str, value: Option<&Value>) -> Result<(), PatchError> {
