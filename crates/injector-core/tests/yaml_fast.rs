@@ -36,14 +36,29 @@ fn check(text: &str, origin: &str) -> bool {
 
 const RENDERED: &str = include_str!("data/istio-sidecar-rendered.yaml");
 
-#[test]
-fn accepts_the_rendered_istio_sidecar_template() {
-    let documents = split_documents(RENDERED).expect("splits");
+/// The project's embedded default template (`injector-engine/defaults/injector-config.yaml`)
+/// rendered for the load benchmark's pod (`bench/webhook-load.sh`): it writes env entries, ports
+/// and volumes as nested flow mappings.
+const RENDERED_DEFAULT: &str = include_str!("data/default-sidecar-rendered.yaml");
+
+#[track_caller]
+fn assert_accepted(rendered: &str, origin: &str) {
+    let documents = split_documents(rendered).expect("splits");
     let document = documents.iter().find(|d| !d.is_blank()).expect("a document");
     assert!(
-        check(document.text, "rendered sidecar template"),
-        "the fast path must accept Istio's rendered sidecar template"
+        check(document.text, origin),
+        "the fast path must accept the {origin}"
     );
+}
+
+#[test]
+fn accepts_the_rendered_istio_sidecar_template() {
+    assert_accepted(RENDERED, "rendered Istio sidecar template");
+}
+
+#[test]
+fn accepts_the_rendered_embedded_default_template() {
+    assert_accepted(RENDERED_DEFAULT, "rendered embedded default template");
 }
 
 fn shared() -> PathBuf {

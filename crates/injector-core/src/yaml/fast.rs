@@ -6,8 +6,8 @@
 //!
 //! Block mappings and block sequences (compact `- key: v` maps, `- - x`, and sequences not
 //! indented under their key), plain scalars, single-line single- and double-quoted scalars,
-//! literal block scalars (`|`, `|-`, `|+`, indentation auto-detected), flow collections of
-//! scalars (possibly over several lines, as Istio's template writes its annotations), comments
+//! literal block scalars (`|`, `|-`, `|+`, indentation auto-detected), flow collections, nested
+//! or not (possibly over several lines, as Istio's template writes its annotations), comments
 //! and blank lines. Keys are quoted strings or plain scalars that cannot be anything but a string
 //! (see `scalar::plain_key`: no digit, sign or indicator first, no boolean or null word).
 //!
@@ -283,13 +283,8 @@ impl<'a> Parser<'a> {
         let value = match text.as_bytes().get(start)? {
             b'|' => return literal::literal(&mut self.cursor, start + 1, end, indent).map(Value::String),
             b'[' | b'{' => {
-                self.depth += 1;
-                if self.depth > MAX_DEPTH {
-                    return None;
-                }
-                let value = flow::flow(&mut self.cursor, start, indent)?;
-                self.depth -= 1;
-                value
+                let depth_left = MAX_DEPTH.checked_sub(self.depth)?;
+                flow::flow(&mut self.cursor, start, indent, depth_left)?
             }
             b'"' => {
                 let (value, after) = scalar::double_quoted(text, start, end)?;

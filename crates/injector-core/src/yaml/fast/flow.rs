@@ -1,9 +1,12 @@
-//! Flow collections of scalars: `[a, "b"]` and `{k: v, "k2": 'v2'}`, possibly over several lines
-//! (Istio's template writes `annotations: {` ... `}` that way), with an optional trailing comma.
+//! Flow collections: `[a, "b"]`, `{k: v, "k2": 'v2'}` and collections nested in them
+//! (`{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}`, as sidecar templates
+//! write env entries), possibly over several lines (Istio's template writes `annotations: {` ...
+//! `}` that way), with an optional trailing comma.
 //!
-//! Each entry's key, `:` and value stay on one line; nested flow collections, empty entries,
-//! implicit single-pair maps in sequences (`[a: b]`), multi-line scalars and continuation lines
-//! indented less than the enclosing block collection make the fast path bail.
+//! Each entry's key, `:` and the start of its value stay on one line; collections as keys, empty
+//! entries, implicit single-pair maps in sequences (`[a: b]`), multi-line scalars, continuation
+//! lines indented less than the enclosing block collection and nesting deeper than the depth left
+//! make the fast path bail.
 
 use serde_json::{Map, Value};
 
@@ -14,18 +17,16 @@ use super::{
 
 /// Reads the flow collection whose opening bracket is at byte `open`, inside a block collection
 /// indented by `parent` columns, and the rest of the line of its closing bracket (blanks and a
-/// comment). Moves the cursor to the line after it.
-pub(super) fn flow(cursor: &mut Cursor<'_>, open: usize, parent: usize) -> Option<Value> {
+/// comment). Moves the cursor to the line after it. `depth_left` counts the collections that may
+/// still nest, this one included.
+pub(super) fn flow(cursor: &mut Cursor<'_>, open: usize, parent: usize, depth_left: usize) -> Option<Value> {
     let mut scan = Scan {
         text: cursor.text,
-        pos: open + 1,
+        pos: open,
         parent,
+        depth_left,
     };
-    let value = match scan.text.as_bytes().get(open) {
-        Some(b'[') => Value::Array(scan.sequence()?),
-        Some(b'{') => Value::Object(scan.mapping()?),
-        _ => return None,
-    };
+    let value = scan.collection()?;
     let (_, end, next) = cursor.raw_line(scan.line_start())?;
     if !super::is_line_tail(scan.text, scan.pos, end) {
         return None;
@@ -39,6 +40,8 @@ struct Scan<'a> {
     text: &'a str,
     pos: usize,
     parent: usize,
+    /// How many more collections may open inside the current one.
+    depth_left: usize,
 }
 
 impl Scan<'_> {
@@ -136,6 +139,28 @@ impl Scan<'_> {
         }
     }
 
+    /// The collection whose opening bracket is at the cursor.
+    fn collection(&mut self) -> Option<Value> {
+        self.depth_left = self.depth_left.checked_sub(1)?;
+        let open = self.peek()?;
+        self.pos += 1;
+        let value = match open {
+            b'[' => Value::Array(self.sequence()?),
+            b'{' => Value::Object(self.mapping()?),
+            _ => return None,
+        };
+        self.depth_left += 1;
+        Some(value)
+    }
+
+    /// An entry's value: a nested collection or a scalar.
+    fn value(&mut self) -> Option<Value> {
+        match self.peek()? {
+            b'[' | b'{' => self.collection(),
+            _ => self.scalar(),
+        }
+    }
+
     fn sequence(&mut self) -> Option<Vec<Value>> {
         let mut items = Vec::new();
         self.skip_space()?;
@@ -144,7 +169,7 @@ impl Scan<'_> {
             return Some(items);
         }
         loop {
-            items.push(self.scalar()?);
+            items.push(self.value()?);
             self.skip_blanks();
             if self.peek() == Some(b':') {
                 return None;
@@ -170,7 +195,7 @@ impl Scan<'_> {
             }
             self.pos += 1;
             self.skip_blanks();
-            let value = self.scalar()?;
+            let value = self.value()?;
             if map.insert(key, value).is_some() {
                 return None;
             }
@@ -270,7 +295,7 @@ mod tests {
     fn read(text: &str) -> Option<(Value, usize)> {
         let mut cursor = Cursor::new(text);
         let open = text.find(['[', '{'])?;
-        let value = flow(&mut cursor, open, 0)?;
+        let value = flow(&mut cursor, open, 0, 8)?;
         Some((value, cursor.pos))
     }
 
@@ -290,11 +315,33 @@ mod tests {
     }
 
     #[test]
+    fn reads_nested_flow_collections() {
+        assert_eq!(
+            read("[a, [b, []], {c: {d: [e, 1]}, f: {}}]").map(|v| v.0),
+            Some(json!(["a", ["b", []], {"c": {"d": ["e", 1]}, "f": {}}]))
+        );
+        assert_eq!(
+            read("{name: X, valueFrom: {fieldRef: {\n  fieldPath: metadata.name}}}\n").map(|v| v.0),
+            Some(json!({"name": "X", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}))
+        );
+        // Eight levels fit in a budget of eight; a ninth bails.
+        assert!(read("[[[[[[[[]]]]]]]]").is_some());
+        assert_eq!(read("[[[[[[[[[]]]]]]]]]"), None);
+    }
+
+    #[test]
     fn bails_on_the_rest() {
         for text in [
-            "[a, [b]]",
+            "[a, [b] c]",
+            "[[a]: b]",
+            "[{a: b} : c]",
+            "{[a]: b}",
+            "{{a: b}: c}",
+            "{a: {b: c} d}",
+            "{a: {b: c}, a: 1}",
+            "{a: [b}",
+            "{a:\n [b]}",
             "[a: b]",
-            "{a: {b: c}}",
             "[a, , b]",
             "{a}",
             "{a: }",

@@ -96,6 +96,22 @@ fn flow_collections() {
 }
 
 #[test]
+fn nested_flow_collections() {
+    same("a: [1, [2, []], {b: {c: [d, 'e']}, f: {}}]\n");
+    same(concat!(
+        "env:\n",
+        "- {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n",
+        "- {name: CA_ADDR, value: \"istiod.istio-system.svc:15012\"}\n",
+        "capabilities: {add: [NET_ADMIN, NET_RAW], drop: [ALL]}\n",
+        "ports: [{name: http, containerPort: 15090, protocol: TCP},\n  {name: x, containerPort: 1}]\n",
+        "x: {a: [\n  {b: c}]}\n",
+    ));
+    bails("- x: {a: [\n {b: c}]}\n");
+    bails("a: [[1] x]\n");
+    bails("a: {[b]: c}\n");
+}
+
+#[test]
 fn bails_on_constructs_outside_the_subset() {
     for text in [
         "a: &x 1\nb: *x\n",
@@ -118,8 +134,6 @@ fn bails_on_constructs_outside_the_subset() {
         "\"<<\": 1\n",
         "%YAML 1.1\na: 1\n",
         "a: 1\n...\n",
-        "a: [1, [2]]\n",
-        "a: {b: {c: 1}}\n",
         "yes: 1\n",
         "1: a\n",
         "null: a\n",
@@ -197,6 +211,10 @@ fn depth_limit() {
     bails(&nested(2_000));
     let sequences = "- ".repeat(100_000) + "x\n";
     bails(&sequences);
+    let flows = |depth: usize| format!("a: {}{}\n", "[".repeat(depth), "]".repeat(depth));
+    assert!(parse(&flows(MAX_DEPTH - 1)).is_some());
+    bails(&flows(MAX_DEPTH));
+    bails(&flows(100_000));
 }
 
 #[test]
