@@ -3,8 +3,12 @@
 //! 64 KB, and a pod with 2,000 env vars. Istio's own injector once needed 22 s for the second and
 //! still about 0.9 s for the third.
 //!
+//! A fourth measurement injects the typical pod with the project's embedded default configuration,
+//! what `serve` and `inject` run without flags.
+//!
 //! Needs Istio's derived settings from the shared corpus (`SIDECAR_INJECTOR_SHARED`, default
-//! `../shared` beside the checkout); without them the benchmark says so and measures nothing.
+//! `../shared` beside the checkout); without them the benchmark says so and measures only the
+//! embedded default.
 //!
 //! On a machine shared with other work, `cargo run --release -p injector-engine --example
 //! inject_cpu` measures the same injections in thread CPU time, which load disturbs far less.
@@ -16,33 +20,44 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
-use injector_engine::pipeline::{Outcome, Request};
+use injector_engine::pipeline::{Injector, Outcome, Request};
 
 mod pods;
 
 fn bench(c: &mut Criterion) {
-    let Some(injector) = pods::injector() else {
-        eprintln!("Istio's derived settings not found (set SIDECAR_INJECTOR_SHARED): nothing measured");
-        return;
-    };
     let pods = pods::measured_pods();
     for (name, pod) in &pods {
         eprintln!("{name}: {} B", pod.to_string().len());
     }
-    for (name, pod) in &pods {
-        let request = Request {
-            pod: Some(pod),
-            namespace: Some("shop"),
-            ..Request::default()
-        };
-        assert!(
-            matches!(injector.inject(&request), Ok(Outcome::Injected { .. })),
-            "{name} must be injected"
-        );
-        c.bench_function(&format!("inject {name}"), |b| {
-            b.iter(|| black_box(injector.inject(black_box(&request))))
-        });
+    match pods::injector() {
+        Some(injector) => {
+            for (name, pod) in &pods {
+                bench_pod(c, &format!("inject {name}"), &injector, pod);
+            }
+        }
+        None => eprintln!(
+            "Istio's derived settings not found (set SIDECAR_INJECTOR_SHARED): Istio's template not measured"
+        ),
     }
+    // What `serve` and `inject` run without flags.
+    let [(_, typical), ..] = &pods;
+    match pods::embedded_injector() {
+        Ok(injector) => bench_pod(c, "inject typical pod (embedded default)", &injector, typical),
+        Err(error) => eprintln!("the embedded default configuration does not load: {error}"),
+    }
+}
+
+fn bench_pod(c: &mut Criterion, id: &str, injector: &Injector, pod: &serde_json::Value) {
+    let request = Request {
+        pod: Some(pod),
+        namespace: Some("shop"),
+        ..Request::default()
+    };
+    assert!(
+        matches!(injector.inject(&request), Ok(Outcome::Injected { .. })),
+        "{id}: the pod must be injected"
+    );
+    c.bench_function(id, |b| b.iter(|| black_box(injector.inject(black_box(&request)))));
 }
 
 #[allow(missing_docs)]

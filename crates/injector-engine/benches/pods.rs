@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use injector_engine::{
+    embedded_defaults,
     pipeline::{Injector, Options},
     settings::{parse_mesh, parse_values},
 };
@@ -23,6 +24,20 @@ pub fn injector() -> Option<Injector> {
     let values = parse_values(&read("values/default.json")?).ok()?;
     let mesh = parse_mesh(&read("mesh/default.yaml")?).ok()?;
     Injector::new(config, values, mesh, Options::default()).ok()
+}
+
+/// The project's embedded default configuration with native sidecars on, as `serve` and `inject`
+/// run without flags.
+pub fn embedded_injector() -> Result<Injector, String> {
+    let (config, values, mesh) = embedded_defaults();
+    let config = injector_core::config::parse_injector_config(config).map_err(|e| e.to_string())?;
+    let values = parse_values(values).map_err(|e| e.to_string())?;
+    let mesh = parse_mesh(mesh).map_err(|e| e.to_string())?;
+    let options = Options {
+        native_sidecars: true,
+        ..Options::default()
+    };
+    Injector::new(config.config, values, mesh, options).map_err(|e| e.to_string())
 }
 
 /// A ReplicaSet-created pod with these containers.
