@@ -94,8 +94,10 @@ struct RawReview {
     api_version: Option<String>,
     #[serde(default)]
     kind: Option<String>,
+    /// Kept as text and decoded once into [`RawRequest`]: decoding it to a `Value` first would
+    /// build the pod's tree twice.
     #[serde(default)]
-    request: Option<Value>,
+    request: Option<Box<serde_json::value::RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -171,17 +173,15 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
             format!("unsupported type: kind {kind:?} in {api_version}; expected \"AdmissionReview\""),
         ));
     }
-    let request = match raw.request {
-        Some(Value::Null) | None => {
-            return Err(fail(
-                Some(version),
-                None,
-                "AdmissionReview has no request: nothing to admit".to_owned(),
-            ));
-        }
-        Some(v) => v,
+    // A JSON `null` request decodes as `None` too.
+    let Some(request) = raw.request else {
+        return Err(fail(
+            Some(version),
+            None,
+            "AdmissionReview has no request: nothing to admit".to_owned(),
+        ));
     };
-    let req: RawRequest = serde_json::from_value(request).map_err(|e| {
+    let req: RawRequest = serde_json::from_str(request.get()).map_err(|e| {
         fail(
             Some(version),
             None,
@@ -376,7 +376,21 @@ mod tests {
         assert!(err.message.contains("no request"));
         assert_eq!(err.version, Some(ReviewVersion::V1Beta1));
         let body = review(V1, Value::Null);
-        assert!(decode(&body).is_err());
+        let err = decode(&body).expect_err("fails");
+        assert!(err.message.contains("no request"), "{}", err.message);
+        let err = decode(&review(V1, json!("text"))).expect_err("fails");
+        assert!(
+            err.message
+                .starts_with("could not decode AdmissionReview.request: invalid type: string"),
+            "{}",
+            err.message
+        );
+        let err = decode(&review(V1, json!({"uid": 7}))).expect_err("fails");
+        assert!(
+            err.message.contains("invalid type: integer `7`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
