@@ -175,17 +175,21 @@ async fn admit_inner<I: Injector>(
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > limits.body_limit as u64) {
+    // Over HTTP/1.1 the unread rest of the body would be taken for the next request: close.
+    let too_large = |version: http::Version| {
         let (mut resp, rec) = fail(
             FailureType::BodyTooLarge,
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("request entity too large: limit is {}", limits.body_limit),
         );
-        if req.version() < http::Version::HTTP_2 {
+        if version < http::Version::HTTP_2 {
             resp.headers_mut()
                 .insert(CONNECTION, http::HeaderValue::from_static("close"));
         }
-        return (resp, rec);
+        (resp, rec)
+    };
+    if declared.is_some_and(|len| len > limits.body_limit as u64) {
+        return too_large(req.version());
     }
 
     // Bounded concurrency: a slot per admission, taken before the body is buffered, so memory
@@ -215,18 +219,7 @@ async fn admit_inner<I: Injector>(
     let body = Limited::new(req.into_body(), limits.body_limit);
     let body = match tokio::time::timeout(limits.body_read_timeout, body.collect()).await {
         Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            let (mut resp, rec) = fail(
-                FailureType::BodyTooLarge,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("request entity too large: limit is {}", limits.body_limit),
-            );
-            if version < http::Version::HTTP_2 {
-                resp.headers_mut()
-                    .insert(CONNECTION, http::HeaderValue::from_static("close"));
-            }
-            return (resp, rec);
-        }
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return too_large(version),
         Ok(Err(e)) => {
             return fail(
                 FailureType::BodyRead,
