@@ -67,7 +67,7 @@ impl Scan<'_> {
         self.text
             .as_bytes()
             .get(self.pos..)
-            .and_then(|after| after.iter().position(|&b| b == b'\n'))
+            .and_then(|after| memchr::memchr(b'\n', after))
             .map_or(self.text.len(), |i| self.pos + i)
     }
 
@@ -221,15 +221,14 @@ impl Scan<'_> {
 
     /// A scalar on the current line: quoted, or plain (resolved).
     fn scalar(&mut self) -> Option<Value> {
-        let end = self.line_end();
         match self.peek()? {
             b'"' => {
-                let (value, after) = double_quoted(self.text, self.pos, end)?;
+                let (value, after) = double_quoted(self.text, self.pos, self.line_end())?;
                 self.pos = after;
                 Some(Value::String(value))
             }
             b'\'' => {
-                let (value, after) = single_quoted(self.text, self.pos, end)?;
+                let (value, after) = single_quoted(self.text, self.pos, self.line_end())?;
                 self.pos = after;
                 Some(Value::String(value))
             }
