@@ -110,6 +110,15 @@ pub struct MeshError(pub String);
 
 /// Istio's `DefaultProxyConfig()`, in protobuf-JSON form.
 pub fn default_proxy_config() -> Value {
+    DEFAULT_PROXY_CONFIG.clone()
+}
+
+/// [`default_proxy_config`], built once: `protoToJSON` compares every injection's ProxyConfig
+/// with it.
+static DEFAULT_PROXY_CONFIG: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(build_default_proxy_config);
+
+fn build_default_proxy_config() -> Value {
     serde_json::json!({
         "configPath": "./etc/istio/proxy",
         "binaryPath": "/usr/local/bin/envoy",
@@ -250,7 +259,7 @@ pub fn validate_proxy_config(yaml: &str) -> Result<(), String> {
     let overlay = parse_object(yaml, "proxy config").map_err(|e| e.0)?;
     merge_proxy_value(
         &Value::Object(overlay),
-        &default_proxy_config(),
+        &DEFAULT_PROXY_CONFIG,
         "proxy config",
         true,
     )
@@ -350,16 +359,12 @@ pub fn parse_duration(text: &str) -> Result<i128, String> {
 
 /// Istio's `protoToJSON` of a ProxyConfig for the `PROXY_CONFIG` env var.
 pub fn proto_to_json(proxy_config: &Value) -> String {
-    let defaults = default_proxy_config();
     let mut out = Map::new();
-    for (field, kind) in PROXY_CONFIG_FIELDS {
-        let Some(value) = proxy_config.get(*field) else {
-            continue;
-        };
-        if CLEANED_FIELDS.contains(field) && same_as_default(value, defaults.get(*field)) {
+    for (field, kind, value) in declared_fields(proxy_config) {
+        if CLEANED_FIELDS.contains(&field) && same_as_default(value, DEFAULT_PROXY_CONFIG.get(field)) {
             continue;
         }
-        if is_proto_zero(*kind, value) {
+        if is_proto_zero(kind, value) {
             continue;
         }
         let value = match (kind, value) {
@@ -371,9 +376,29 @@ pub fn proto_to_json(proxy_config: &Value) -> String {
             (Kind::Duration, Value::String(text)) => Value::from(canonical_duration(text)),
             _ => value.clone(),
         };
-        out.insert((*field).to_owned(), value);
+        out.insert(field.to_owned(), value);
     }
     gojson::to_string(&Value::Object(out))
+}
+
+/// The ProxyConfig fields `proxy_config` sets, in declaration order, with their kinds. Found by
+/// going through its (few) keys rather than looking each of the many declared fields up in it.
+fn declared_fields(proxy_config: &Value) -> Vec<(&'static str, Kind, &Value)> {
+    let mut fields: Vec<(usize, &'static str, Kind, &Value)> = proxy_config
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, value)| {
+            let position = PROXY_CONFIG_FIELDS.iter().position(|(field, _)| field == key)?;
+            let (field, kind) = PROXY_CONFIG_FIELDS.get(position)?;
+            Some((position, *field, *kind, value))
+        })
+        .collect();
+    fields.sort_unstable_by_key(|(position, ..)| *position);
+    fields
+        .into_iter()
+        .map(|(_, field, kind, value)| (field, kind, value))
+        .collect()
 }
 
 /// Whether protobuf JSON would omit the value (proto3 zero values; wrappers are never zero when set).

@@ -88,22 +88,34 @@ struct Compiled {
     layouts: Vec<StructLayout>,
 }
 
+/// A table of a struct's field names. It only ever holds the schema's own field names (a fixed
+/// set compiled into the binary), so a fast unkeyed hash is safe: a hostile key can only probe
+/// a table whose contents it cannot choose, and std's SipHash cost more than the rest of a lookup.
+type FieldTable = HashMap<Box<str>, usize, foldhash::fast::FixedState>;
+
 /// A struct's field positions by exact and by ASCII-lowercased JSON name.
 #[derive(Debug, Default)]
 struct StructLayout {
-    exact: HashMap<String, usize>,
-    folded: HashMap<String, usize>,
+    exact: FieldTable,
+    folded: FieldTable,
+    /// `required_before[i]`: how many of the first `i` fields Go prints even when the input does
+    /// not set them, so that "every field in `a..b` may be absent" is one subtraction.
+    required_before: Vec<usize>,
 }
 
 impl StructLayout {
     fn new(fields: &[Field]) -> Self {
         let mut layout = StructLayout::default();
+        let mut required = 0;
+        layout.required_before.push(required);
         for (position, field) in fields.iter().enumerate() {
-            layout.exact.entry(field.name.clone()).or_insert(position);
+            layout.exact.entry(field.name.as_str().into()).or_insert(position);
             layout
                 .folded
-                .entry(field.name.to_ascii_lowercase())
+                .entry(field.name.to_ascii_lowercase().into())
                 .or_insert(position);
+            required += usize::from(!skipped_when_absent(field));
+            layout.required_before.push(required);
         }
         layout
     }
@@ -115,7 +127,20 @@ impl StructLayout {
 
     /// The field whose name equals `key` ignoring ASCII case.
     fn folded(&self, key: &str) -> Option<usize> {
-        self.folded.get(&key.to_ascii_lowercase()).copied()
+        // Most keys are lowercase already (or not field names at all): no copy for those.
+        if key.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.folded.get(key.to_ascii_lowercase().as_str()).copied()
+        } else {
+            self.folded.get(key).copied()
+        }
+    }
+
+    /// Whether Go leaves out every field in `from..to` when the input does not set them.
+    fn all_skipped_when_absent(&self, from: usize, to: usize) -> bool {
+        match (self.required_before.get(from), self.required_before.get(to)) {
+            (Some(before), Some(after)) => before == after,
+            _ => true,
+        }
     }
 }
 
@@ -273,6 +298,7 @@ fn walk(root: &str, value: Value, preserve_unknown: bool) -> Result<Value, Norma
         path: Vec::new(),
         depth: 0,
         preserve_unknown,
+        positions: Vec::new(),
     };
     let mut value = value;
     walker.value(&shape, &mut value)?;
@@ -294,6 +320,10 @@ struct Walker<'a> {
     depth: usize,
     /// Keep fields the schema does not know instead of dropping them.
     preserve_unknown: bool,
+    /// The field positions of the keys of the structs being normalized in place, innermost last:
+    /// the layout check records them so that the walk need not look the names up again. One
+    /// stack for the whole walk, so a struct costs no allocation.
+    positions: Vec<usize>,
 }
 
 /// Nesting deeper than this is refused (hostile input), well beyond any Kubernetes object.
@@ -435,7 +465,10 @@ impl<'a> Walker<'a> {
             (Kind::Slice, Value::Array(_)) => return self.slice(shape, value),
             (Kind::Map, Value::Object(_)) => return self.map(shape, value),
             (Kind::Quantity, Value::String(text)) => {
-                *value = quantity(text)?;
+                // Most quantities are written canonically already: keep those without parsing.
+                if !crate::quantity::is_canonical(text) {
+                    *value = quantity(text)?;
+                }
                 true
             }
             (Kind::Quantity, Value::Number(number)) => {
@@ -514,29 +547,47 @@ impl<'a> Walker<'a> {
         };
         self.structs
             .push(schema.names.get(index).map_or("", String::as_str));
+        let base = self.positions.len();
         let result = if self.is_shaped(fields, layout, map) {
-            self.fields_in_place(fields, layout, map)
+            self.fields_in_place(fields, base, map)
         } else {
             self.rebuild_fields(fields, layout, std::mem::take(map))
                 .map(|rebuilt| *map = rebuilt)
         };
+        self.positions.truncate(base);
         self.structs.pop();
         result
     }
 
     /// Whether `map` already has the output's layout: only exact field names, in schema order, no
     /// missing field that Go would print, and (when kept) unknown fields last. Such a map is
-    /// normalized in place; anything else is rebuilt.
-    fn is_shaped(&self, fields: &[Field], layout: &StructLayout, map: &Map<String, Value>) -> bool {
+    /// normalized in place; anything else is rebuilt. The positions of the known keys are left on
+    /// [`Self::positions`] (when it is shaped).
+    fn is_shaped(&mut self, fields: &[Field], layout: &StructLayout, map: &Map<String, Value>) -> bool {
+        let base = self.positions.len();
+        let shaped = self.record_positions(fields, layout, map);
+        if !shaped {
+            self.positions.truncate(base);
+        }
+        shaped
+    }
+
+    /// [`Self::is_shaped`], pushing the position of each known key as it goes.
+    fn record_positions(
+        &mut self,
+        fields: &[Field],
+        layout: &StructLayout,
+        map: &Map<String, Value>,
+    ) -> bool {
         let mut next = 0;
         let mut in_unknown = false;
         for key in map.keys() {
             match field_from(fields, next, key) {
                 Some(position) if !in_unknown => {
-                    let skipped = fields.get(next..position).unwrap_or_default();
-                    if !skipped.iter().all(skipped_when_absent) {
+                    if !layout.all_skipped_when_absent(next, position) {
                         return false;
                     }
+                    self.positions.push(position);
                     next = position + 1;
                 }
                 _ => {
@@ -548,29 +599,24 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-        fields
-            .get(next..)
-            .unwrap_or_default()
-            .iter()
-            .all(skipped_when_absent)
+        layout.all_skipped_when_absent(next, fields.len())
     }
 
+    /// Normalizes the values of a shaped map in place; `self.positions[base..]` holds the field
+    /// positions of its known keys (which come first).
     fn fields_in_place(
         &mut self,
         fields: &'a [Field],
-        layout: &StructLayout,
+        base: usize,
         map: &mut Map<String, Value>,
     ) -> Result<(), NormalizeError> {
-        let mut next = 0;
+        let known = self.positions.len() - base;
         let mut any_omitted = false;
-        for (key, value) in map.iter_mut() {
-            // Past the last known field come the unknown ones, kept as they are.
-            let Some((position, field)) =
-                field_from(fields, next, key).and_then(|position| Some((position, fields.get(position)?)))
-            else {
+        // Past the known fields come the unknown ones, kept as they are.
+        for (offset, value) in map.values_mut().take(known).enumerate() {
+            let Some(field) = self.positions.get(base + offset).and_then(|&p| fields.get(p)) else {
                 break;
             };
-            next = position + 1;
             self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
             let result = self.value(&field.shape, value);
             self.path.pop();
@@ -579,10 +625,11 @@ impl<'a> Walker<'a> {
         }
         if any_omitted {
             let schema = self.schema;
-            map.retain(|key, value| {
-                !layout
-                    .exact(key)
-                    .and_then(|position| fields.get(position))
+            let mut positions = self.positions.get(base..).unwrap_or_default().iter();
+            map.retain(|_, value| {
+                !positions
+                    .next()
+                    .and_then(|&position| fields.get(position))
                     .is_some_and(|field| omitted(schema, field, value))
             });
         }

@@ -192,6 +192,36 @@ impl fmt::Display for Quantity {
     }
 }
 
+/// Whether `text` is a quantity already in its canonical form, decided cheaply for the common
+/// shape `<digits><suffix>` (`100m`, `128Mi`, `2`); `false` for anything else, canonical or not,
+/// so a caller falls back to [`Quantity::parse`] and printing (whose `i128` arithmetic is the
+/// slow part). Sound because, for a mantissa that is not a multiple of the suffix's step (1000
+/// for decimal, 1024 for binary suffixes), Kubernetes prints the quantity as it was written.
+pub fn is_canonical(text: &str) -> bool {
+    if text == "0" {
+        return true;
+    }
+    let digits_end = text
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, suffix) = text.split_at(digits_end);
+    // At most 9 digits: no overflow whatever the suffix, and the mantissa fits a u64. No leading
+    // zero: `0100m` prints as `100m`, and `0m` as `0`.
+    if digits.is_empty() || digits.len() > 9 || digits.starts_with('0') {
+        return false;
+    }
+    let Ok(mantissa) = digits.parse::<u64>() else {
+        return false;
+    };
+    let step = match suffix {
+        "" | "n" | "u" | "m" | "k" | "M" | "G" | "T" | "P" | "E" => 1000,
+        "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" => 1024,
+        _ => return false,
+    };
+    mantissa % step != 0
+}
+
 /// The canonical form of a quantity string, or `None` when it is not a quantity.
 pub fn canonical(text: &str) -> Option<String> {
     Quantity::parse(text).ok().map(|q| q.to_string())
@@ -235,6 +265,44 @@ mod tests {
         ];
         for (input, expected) in cases {
             assert_eq!(canonical(input).as_deref(), Some(expected), "{input}");
+        }
+    }
+
+    #[test]
+    fn recognizes_canonical_forms_cheaply() {
+        for canonical_text in [
+            "0", "100m", "128Mi", "1536Mi", "2", "1500", "1k", "10G", "1Ki", "1Ei",
+        ] {
+            assert!(is_canonical(canonical_text), "{canonical_text}");
+        }
+        // Not canonical, or not decided cheaply (the full parse handles those).
+        for other in [
+            "2000m", "1024Mi", "1000", "0m", "0100m", "+2", "-100m", "1.5", "1e3", "1000E", "",
+        ] {
+            assert!(!is_canonical(other), "{other}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The cheap check never claims a form that printing would change.
+        #[test]
+        fn cheap_canonical_check_agrees_with_printing(
+            text in "[+-]?[0-9]{0,12}(\\.[0-9]{0,3})?(|n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|e3|x)"
+        ) {
+            if is_canonical(&text) {
+                proptest::prop_assert_eq!(canonical(&text), Some(text));
+            }
+        }
+
+        /// Multiples of the suffix's step are exactly the ones printing changes.
+        #[test]
+        fn cheap_canonical_check_finds_canonical_multiples(
+            mantissa in 1_u64..1_000_000_000,
+            suffix in proptest::sample::select(vec!["", "m", "k", "Mi", "Gi", "Ki"]),
+        ) {
+            let text = format!("{mantissa}{suffix}");
+            let printed = canonical(&text);
+            proptest::prop_assert_eq!(is_canonical(&text), printed.as_deref() == Some(text.as_str()));
         }
     }
 

@@ -41,15 +41,37 @@ pub(crate) fn is_str(v: Option<&Value>, s: &str) -> bool {
 /// Go's `removeDirectives`: drops every object that carries `$patch` (and the list items or map
 /// entries holding them). Returns `None` when `v` itself must be dropped. Other `$` keys stay.
 pub(crate) fn remove_directives(mut v: Value, depth: usize) -> Result<Option<Value>, MergeError> {
-    Ok(retain_without_directives(&mut v, depth)?.then_some(v))
+    Ok(retain_cleaned(&mut v, depth, Clean::Directives)?.then_some(v))
 }
 
-/// [`remove_directives`] in place (nothing is rebuilt when there is nothing to drop): whether
-/// `v` stays.
-fn retain_without_directives(v: &mut Value, depth: usize) -> Result<bool, MergeError> {
+/// Go's `discardNullValuesFromPatch` followed by `removeDirectives`, in one walk: the patch
+/// value Go copies into the original. Returns `None` when `v` itself must be dropped.
+pub(crate) fn remove_nulls_and_directives(mut v: Value, depth: usize) -> Result<Option<Value>, MergeError> {
+    Ok(retain_cleaned(&mut v, depth, Clean::NullsAndDirectives)?.then_some(v))
+}
+
+/// What [`retain_cleaned`] removes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clean {
+    /// Objects carrying `$patch`.
+    Directives,
+    /// `null`-valued map entries first, then objects carrying `$patch`.
+    NullsAndDirectives,
+}
+
+/// Whether a map carries `$patch`. A scan rather than a lookup: the maps are small, every entry
+/// is visited next anyway, and a lookup would hash the key with SipHash in every map.
+fn has_directive(map: &Map<String, Value>) -> bool {
+    map.keys()
+        .any(|key| key.starts_with('$') && key == DIRECTIVE_MARKER)
+}
+
+/// [`remove_directives`] (or [`remove_nulls_and_directives`]) in place, where nothing is rebuilt
+/// when there is nothing to drop: whether `v` stays.
+fn retain_cleaned(v: &mut Value, depth: usize, clean: Clean) -> Result<bool, MergeError> {
     depth_check(depth)?;
     let mut failure = None;
-    let mut keep = |child: &mut Value| match retain_without_directives(child, depth + 1) {
+    let mut keep = |child: &mut Value| match retain_cleaned(child, depth + 1, clean) {
         Ok(keep) => keep,
         Err(error) => {
             failure.get_or_insert(error);
@@ -58,7 +80,15 @@ fn retain_without_directives(v: &mut Value, depth: usize) -> Result<bool, MergeE
     };
     match v {
         Value::Object(map) => {
-            if map.contains_key(DIRECTIVE_MARKER) {
+            if clean == Clean::NullsAndDirectives {
+                map.retain(|_, child| !child.is_null());
+            }
+            if has_directive(map) {
+                if clean == Clean::NullsAndDirectives {
+                    // Go discards nulls in the whole value before dropping anything, so a value
+                    // nested too deeply fails even inside an object that is dropped.
+                    discard_nulls(v, depth)?;
+                }
                 return Ok(false);
             }
             map.retain(|_, child| keep(child));
@@ -71,7 +101,7 @@ fn retain_without_directives(v: &mut Value, depth: usize) -> Result<bool, MergeE
 
 /// Go's `discardNullValuesFromPatch`: removes `null`-valued map entries at every depth (list
 /// items that are `null` stay).
-pub(crate) fn discard_nulls(v: &mut Value, depth: usize) -> Result<(), MergeError> {
+fn discard_nulls(v: &mut Value, depth: usize) -> Result<(), MergeError> {
     depth_check(depth)?;
     match v {
         Value::Object(map) => {
@@ -258,6 +288,27 @@ mod tests {
         let v = json!({"a": {"$patch": "delete"}, "b": [{"$patch": "x"}, 1], "$retainKeys": ["b"]});
         let out = remove_directives(v, 0).ok().flatten();
         assert_eq!(out, Some(json!({"b": [1], "$retainKeys": ["b"]})));
+    }
+
+    #[test]
+    fn nulls_go_before_directives() {
+        let v = json!({"a": {"$patch": null, "x": 1}, "b": [{"$patch": "x"}, null, {"c": null}], "d": null});
+        let out = remove_nulls_and_directives(v, 0).ok().flatten();
+        assert_eq!(out, Some(json!({"a": {"x": 1}, "b": [null, {}]})));
+    }
+
+    #[test]
+    fn too_deep_inside_a_dropped_object_still_fails() {
+        let mut deep = json!(1);
+        for _ in 0..crate::MAX_DEPTH + 2 {
+            deep = json!({ "k": deep });
+        }
+        let v = json!({"a": {"$patch": "delete", "deep": deep}});
+        assert_eq!(
+            remove_nulls_and_directives(v.clone(), 0).err(),
+            Some(MergeError::TooDeep(crate::MAX_DEPTH))
+        );
+        assert_eq!(remove_directives(v, 0).ok(), Some(Some(json!({}))));
     }
 
     #[test]

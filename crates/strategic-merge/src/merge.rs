@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::directives::{
     DELETE, DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE_MARKER, MERGE, REPLACE, SET_ELEMENT_ORDER,
-    apply_retain_keys, depth_check, discard_nulls, extract_key, handle_directive_in_map, is_str,
-    no_merge_key, non_retain_strategy, remove_directives, validate_patch_with_set_order_list,
+    apply_retain_keys, depth_check, extract_key, handle_directive_in_map, is_str, no_merge_key,
+    non_retain_strategy, remove_directives, remove_nulls_and_directives, validate_patch_with_set_order_list,
 };
 use crate::error::MergeError;
 use crate::gojson::{GoType, SLICE_TYPE, go_eq, go_fmt, go_fmt_s, go_hashable, go_set_contains};
@@ -89,11 +89,10 @@ pub(crate) fn merge_map(
 fn insert_patch_value(
     original: &mut Map<String, Value>,
     key: String,
-    mut value: Value,
+    value: Value,
     depth: usize,
 ) -> Result<(), MergeError> {
-    discard_nulls(&mut value, depth + 1)?;
-    match remove_directives(value, depth + 1)? {
+    match remove_nulls_and_directives(value, depth + 1)? {
         Some(v) => {
             original.insert(key, v);
         }
