@@ -41,6 +41,7 @@ use crate::{
 
 mod data;
 mod overrides;
+mod template_pod;
 
 pub use data::TemplateInputs;
 
@@ -286,6 +287,7 @@ impl Injector {
 
         let mut template_pod = empty_pod();
         let mut merged = pod.clone();
+        let single_template = selected.len() == 1;
         for name in &selected {
             let Some(template) = self.templates.get(name) else {
                 continue;
@@ -294,11 +296,35 @@ impl Injector {
                 .execute(&template_data)
                 .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
             let overlay = parse_overlay(&rendered)?;
-            template_pod = merge(std::mem::take(&mut template_pod), overlay.clone())?;
+            let names = single_template
+                .then(|| template_pod::names_only(&overlay))
+                .flatten();
+            if names.is_none() {
+                template_pod = merge(std::mem::take(&mut template_pod), overlay.clone())?;
+            }
             if self.native_applies(&annotations, &overlay) {
                 move_user_proxy_to_init(&mut merged);
             }
-            merged = merge(std::mem::take(&mut merged), overlay)?;
+            merged = match merge(std::mem::take(&mut merged), overlay) {
+                Ok(merged) => merged,
+                // Istio merges into the template pod first, so its error (if any) is the one told.
+                Err(error) if names.is_some() => {
+                    merge(std::mem::take(&mut template_pod), parse_overlay(&rendered)?)?;
+                    return Err(error);
+                }
+                Err(error) => return Err(error),
+            };
+            if let Some(names) = names {
+                #[cfg(debug_assertions)]
+                if let Ok(full) = merge(empty_pod(), parse_overlay(&rendered)?) {
+                    assert_eq!(
+                        injection_status(&names, ""),
+                        injection_status(&full, ""),
+                        "the template pod's names read from the overlay differ from the merge's"
+                    );
+                }
+                template_pod = names;
+            }
         }
 
         let mut merged = overrides::reapply(merged, &pod, &template_pod, &proxy_config)
