@@ -883,6 +883,12 @@ pub fn format_float(x: f64, verb: char, prec: Option<usize>) -> String {
                 fmt_f(neg, &d, dp, p)
             }
         },
+        _ if prec.is_none() && x.fract() == 0.0 && (1.0..1e6).contains(&x.abs()) => {
+            // Shortest %g of a whole number below 1e6 (ports and counts from JSON) is its
+            // integer digits: the exponent is below the shortest-form threshold of 6, so no
+            // exponent and no fraction. Skip the digit extraction.
+            (x as i64).to_string()
+        }
         _ => {
             let e = if verb == 'G' { 'E' } else { 'e' };
             let shortest = prec.is_none();
@@ -1080,6 +1086,17 @@ mod tests {
         assert_eq!(sprint(&[Value::Float(1e6)]), "1e+06");
         assert_eq!(sprint(&[Value::Float(0.5)]), "0.5");
         assert_eq!(sprint(&[Value::Float(123456.0)]), "123456");
+        assert_eq!(sprint(&[Value::Float(999999.0)]), "999999");
+        assert_eq!(sprint(&[Value::Float(-15001.0)]), "-15001");
+        assert_eq!(sprint(&[Value::Float(1.0e6)]), "1e+06");
+        assert_eq!(sprint(&[Value::Float(-0.0)]), "-0");
+        assert_eq!(
+            sprintf(
+                "%G|%g|%.0g",
+                &[Value::Float(100.0), Value::Float(1500.0), Value::Float(1500.0)]
+            ),
+            "100|1500|2e+03"
+        );
         assert_eq!(sprint(&[Value::Float(1e-5)]), "1e-05");
         assert_eq!(sprint(&[Value::Float(1.0)]), "1");
         assert_eq!(sprint(&[Value::Float(123456789.0)]), "1.23456789e+08");
