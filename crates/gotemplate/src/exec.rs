@@ -557,6 +557,13 @@ impl<'t, 'o> State<'t, 'o> {
         final_: Option<Value>,
     ) -> R<Value> {
         self.at(At::Arg(ident));
+        let slot = match ident {
+            Arg::Identifier { func, .. } => Some(func),
+            _ => None,
+        };
+        if let Some(r) = slot.and_then(|s| s.get(&self.tmpl.funcs)) {
+            return self.eval_call(dot, &r.func, r.is_builtin, node, name, args, final_);
+        }
         let (f, is_builtin) = match self.tmpl.funcs.get(name) {
             Some(f) => (f, false),
             None => match builtins().get(name) {
@@ -566,6 +573,9 @@ impl<'t, 'o> State<'t, 'o> {
                 }
             },
         };
+        if let Some(s) = slot {
+            s.remember(&self.tmpl.funcs, f, is_builtin);
+        }
         self.eval_call(dot, f, is_builtin, node, name, args, final_)
     }
 

@@ -883,6 +883,12 @@ pub fn format_float(x: f64, verb: char, prec: Option<usize>) -> String {
                 fmt_f(neg, &d, dp, p)
             }
         },
+        _ if prec.is_none() && x.fract() == 0.0 && (1.0..1e6).contains(&x.abs()) => {
+            // Shortest %g of a whole number below 1e6 (ports and counts from JSON) is its
+            // integer digits: the exponent is below the shortest-form threshold of 6, so no
+            // exponent and no fraction. Skip the digit extraction.
+            (x as i64).to_string()
+        }
         _ => {
             let e = if verb == 'G' { 'E' } else { 'e' };
             let shortest = prec.is_none();
@@ -973,25 +979,43 @@ fn push_escaped(out: &mut String, c: char, quote: char, ascii_only: bool) {
 
 /// Go's `strconv.Quote`.
 pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if c == '\u{FFFD}' {
-            out.push('\u{FFFD}');
-            continue;
-        }
-        push_escaped(&mut out, c, '"', false);
-    }
-    out.push('"');
-    out
+    quote_with(s, false)
 }
 
 /// Go's `strconv.QuoteToASCII`.
 pub fn quote_ascii(s: &str) -> String {
+    quote_with(s, true)
+}
+
+/// Whether an ASCII byte stands for itself inside a double-quoted Go string: printable and
+/// neither the quote nor the backslash. Both quoting forms agree on these.
+fn is_plain_ascii(b: u8) -> bool {
+    (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\'
+}
+
+/// `strconv.Quote` (or `QuoteToASCII`). Runs of plain ASCII, the bulk of what templates quote,
+/// are copied in one go; every other character goes through the rune-by-rune escaping.
+fn quote_with(s: &str, ascii_only: bool) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        push_escaped(&mut out, c, '"', true);
+    let mut rest = s;
+    loop {
+        let plain = rest
+            .bytes()
+            .position(|b| !is_plain_ascii(b))
+            .unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(plain);
+        out.push_str(run);
+        let Some(c) = tail.chars().next() else {
+            break;
+        };
+        if c == '\u{FFFD}' && !ascii_only {
+            // Quote keeps a literal replacement character (QuoteToASCII escapes it).
+            out.push(c);
+        } else {
+            push_escaped(&mut out, c, '"', ascii_only);
+        }
+        rest = &tail[c.len_utf8()..];
     }
     out.push('"');
     out
@@ -1024,11 +1048,55 @@ pub fn unicode_sharp_u(c: char) -> String {
 mod tests {
     use super::*;
 
+    /// The run-copying quote agrees with escaping rune by rune.
+    #[test]
+    fn quote_matches_rune_by_rune_escaping() {
+        fn reference(s: &str, ascii_only: bool) -> String {
+            let mut out = String::from('"');
+            for c in s.chars() {
+                if c == '\u{FFFD}' && !ascii_only {
+                    out.push(c);
+                } else {
+                    push_escaped(&mut out, c, '"', ascii_only);
+                }
+            }
+            out.push('"');
+            out
+        }
+        let cases = [
+            "",
+            "plain",
+            "a\"b\\c",
+            "tab\there\n",
+            "\u{7f}\u{0}x",
+            "caf\u{e9} \u{2603}",
+            "\u{FFFD}",
+            "\u{200B}zero",
+            "\u{1F600}!",
+            "~ !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}",
+        ];
+        for s in cases {
+            assert_eq!(quote(s), reference(s, false), "{s:?}");
+            assert_eq!(quote_ascii(s), reference(s, true), "{s:?}");
+        }
+    }
+
     #[test]
     fn floats_like_go() {
         assert_eq!(sprint(&[Value::Float(1e6)]), "1e+06");
         assert_eq!(sprint(&[Value::Float(0.5)]), "0.5");
         assert_eq!(sprint(&[Value::Float(123456.0)]), "123456");
+        assert_eq!(sprint(&[Value::Float(999999.0)]), "999999");
+        assert_eq!(sprint(&[Value::Float(-15001.0)]), "-15001");
+        assert_eq!(sprint(&[Value::Float(1.0e6)]), "1e+06");
+        assert_eq!(sprint(&[Value::Float(-0.0)]), "-0");
+        assert_eq!(
+            sprintf(
+                "%G|%g|%.0g",
+                &[Value::Float(100.0), Value::Float(1500.0), Value::Float(1500.0)]
+            ),
+            "100|1500|2e+03"
+        );
         assert_eq!(sprint(&[Value::Float(1e-5)]), "1e-05");
         assert_eq!(sprint(&[Value::Float(1.0)]), "1");
         assert_eq!(sprint(&[Value::Float(123456789.0)]), "1.23456789e+08");

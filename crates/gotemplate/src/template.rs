@@ -198,6 +198,27 @@ mod tests {
         assert_eq!(t.execute(&d).as_deref(), Ok("{{x}} 1"));
     }
 
+    /// A call remembers its function, but only for the function map it was resolved against:
+    /// replacing a function after parsing (Go's `Funcs` after `Parse`) takes effect.
+    #[test]
+    fn functions_replaced_after_parse_are_used() {
+        use crate::funcs::Func;
+        let mut one = FuncMap::new();
+        one.insert("f", Func::new(&[], |_| Ok(Value::str("one"))));
+        let mut two = FuncMap::new();
+        two.insert("f", Func::new(&[], |_| Ok(Value::str("two"))));
+        let t = Template::new("t")
+            .funcs(&one)
+            .parse("{{f}} {{eq 1 1}}")
+            .expect("parses");
+        assert_eq!(t.execute(&Value::Missing).as_deref(), Ok("one true"));
+        assert_eq!(t.execute(&Value::Missing).as_deref(), Ok("one true"));
+        let shared = t.clone();
+        let t = t.funcs(&two);
+        assert_eq!(t.execute(&Value::Missing).as_deref(), Ok("two true"));
+        assert_eq!(shared.execute(&Value::Missing).as_deref(), Ok("one true"));
+    }
+
     #[test]
     fn template_is_send_and_sync() {
         fn check<T: Send + Sync>() {}

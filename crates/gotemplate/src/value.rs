@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
+use indexmap::IndexMap;
+
 /// The Go signed integer types; they share one kind for comparisons but differ in type names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IntType {
@@ -105,34 +107,44 @@ pub struct List {
     pub items: Vec<Value>,
 }
 
-/// A Go map with string keys: `map[string]interface{}` or `map[string]string`. Keys are kept
-/// sorted, which is the order Go's `fmt`, `range` and `encoding/json` use.
+/// A Go map with string keys: `map[string]interface{}` or `map[string]string`.
 ///
 /// Go maps are references: sprig's `set`, `unset` and `merge` change a map in place and every
 /// holder sees the change. The entries therefore sit behind a lock (uncontended reads are
 /// cheap); [`Map::get`], [`Map::snapshot`] and friends never hold it across calls back into
 /// the engine.
+///
+/// The entries are a hash table kept in key order. Templates mostly read maps by key
+/// (`.Values.global.proxy.image` is three lookups), which hashing answers with one string
+/// comparison where a search tree needs several; and Go's `fmt`, `range` and `encoding/json`
+/// visit keys sorted, which the kept order gives without sorting. Inserting a new key shifts
+/// the later ones (linear), which suits maps that are built once and rarely changed. The hash
+/// is foldhash: seeded per process, since keys come from input (pod labels and annotations),
+/// and several times cheaper than std's SipHash on short keys.
 #[derive(Debug)]
 pub struct Map {
     /// The element type.
     pub elem: ElemType,
-    entries: RwLock<BTreeMap<String, Value>>,
+    entries: RwLock<Entries>,
 }
+
+/// The entries of a [`Map`], in key order.
+type Entries = IndexMap<String, Value, foldhash::fast::RandomState>;
 
 impl Map {
     /// A map with the given element type and entries.
     pub fn new(elem: ElemType, entries: BTreeMap<String, Value>) -> Self {
         Map {
             elem,
-            entries: RwLock::new(entries),
+            entries: RwLock::new(entries.into_iter().collect()),
         }
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Value>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Entries> {
         self.entries.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Value>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Entries> {
         self.entries.write().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -158,7 +170,7 @@ impl Map {
 
     /// A copy of the entries (values are shared, not deep-copied).
     pub fn snapshot(&self) -> BTreeMap<String, Value> {
-        self.read().clone()
+        self.read().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
     /// The entries in key order, copied out so the caller may call back into the engine.
@@ -168,17 +180,24 @@ impl Map {
 
     /// Sets a key (visible to every holder of this map, like a Go map assignment).
     pub fn insert(&self, key: String, value: Value) {
-        self.write().insert(key, value);
+        let mut entries = self.write();
+        if let Some(slot) = entries.get_mut(key.as_str()) {
+            *slot = value;
+            return;
+        }
+        // A new key goes where the order wants it.
+        let at = entries.binary_search_keys(&key).unwrap_or_else(|at| at);
+        entries.shift_insert(at, key, value);
     }
 
     /// Deletes a key.
     pub fn remove(&self, key: &str) {
-        self.write().remove(key);
+        self.write().shift_remove(key);
     }
 
     /// Replaces all entries.
     pub fn replace(&self, entries: BTreeMap<String, Value>) {
-        *self.write() = entries;
+        *self.write() = entries.into_iter().collect();
     }
 }
 
@@ -506,5 +525,31 @@ impl From<i64> for Value {
 impl From<&serde_json::Value> for Value {
     fn from(v: &serde_json::Value) -> Self {
         Value::from_json(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entries stay in key order through inserts and removals (Go's `range` and `fmt` order).
+    #[test]
+    fn map_keeps_key_order() {
+        let m = Map::new(
+            ElemType::Any,
+            [("b", 2), ("d", 4)]
+                .map(|(k, n)| (k.to_string(), Value::int(n)))
+                .into(),
+        );
+        m.insert("c".into(), Value::int(3));
+        m.insert("a".into(), Value::int(1));
+        m.insert("e".into(), Value::int(5));
+        m.insert("b".into(), Value::int(20));
+        m.remove("d");
+        let keys: Vec<String> = m.pairs().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["a", "b", "c", "e"]);
+        assert_eq!(m.get("b"), Some(Value::int(20)));
+        assert_eq!(m.get("d"), None);
+        assert_eq!(m.snapshot().len(), 4);
     }
 }

@@ -5,6 +5,9 @@
 //! (`executing "t" at <.a.b>: ...`).
 
 use std::fmt;
+use std::sync::{Arc, OnceLock, Weak};
+
+use crate::funcs::{Func, FuncMap};
 
 /// A node in the template's statement list.
 #[derive(Debug, Clone)]
@@ -154,6 +157,58 @@ pub struct NumberNode {
     pub text: String,
 }
 
+/// Where the executor remembers which function an identifier names, so a call does not look
+/// the name up again on every execution.
+///
+/// Go binds function names when it executes (`findFunction` reads the template's current
+/// function map), and a host may change the map after parsing (Go's `Funcs`), so a resolution
+/// is valid only for the function map it was made against. The slot keeps a weak reference to
+/// that map: the allocation outlives the map's contents, so its address is never reused while
+/// the slot holds it, and a pointer comparison tells whether the executing template still uses
+/// the same map. Trees shared by templates with different maps fall back to looking up.
+#[derive(Clone, Default)]
+pub struct FuncSlot(OnceLock<Resolved>);
+
+/// A function found by name, with the map it was found against.
+#[derive(Clone)]
+pub(crate) struct Resolved {
+    /// The template's function map at resolution time.
+    funcs: Weak<FuncMap>,
+    /// The function (from that map or the built-ins).
+    pub(crate) func: Func,
+    /// Whether it is a built-in (`and`, `or` and `call` get special treatment).
+    pub(crate) is_builtin: bool,
+}
+
+impl FuncSlot {
+    /// The remembered function if it was resolved against `funcs`.
+    pub(crate) fn get(&self, funcs: &Arc<FuncMap>) -> Option<&Resolved> {
+        self.0
+            .get()
+            .filter(|r| std::ptr::eq(r.funcs.as_ptr(), Arc::as_ptr(funcs)))
+    }
+
+    /// Remembers a resolution against `funcs`; the first one wins (a slot is shared by every
+    /// template that shares the tree, and later ones fall back to looking up).
+    pub(crate) fn remember(&self, funcs: &Arc<FuncMap>, func: &Func, is_builtin: bool) {
+        let _ = self.0.set(Resolved {
+            funcs: Arc::downgrade(funcs),
+            func: func.clone(),
+            is_builtin,
+        });
+    }
+}
+
+impl fmt::Debug for FuncSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "FuncSlot(resolved)"
+        } else {
+            "FuncSlot"
+        })
+    }
+}
+
 /// An operand in a command.
 #[derive(Debug, Clone)]
 pub enum Arg {
@@ -163,6 +218,8 @@ pub enum Arg {
         pos: usize,
         /// The name.
         name: String,
+        /// The function the name resolved to, remembered by the executor.
+        func: FuncSlot,
     },
     /// `.`
     Dot(usize),

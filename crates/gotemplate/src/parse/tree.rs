@@ -680,6 +680,7 @@ impl<'a> Parser<'a, '_> {
                 Arg::Identifier {
                     pos,
                     name: token.val.into_owned(),
+                    func: FuncSlot::default(),
                 }
             }
             ItemType::Dot => Arg::Dot(pos),

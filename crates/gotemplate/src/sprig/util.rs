@@ -330,31 +330,51 @@ pub fn json_float(f: f64) -> Result<String, String> {
     Ok(gofmt::format_float(f, 'f', None))
 }
 
-/// Go's `encoding/json` string encoding.
+/// Go's `encoding/json` string encoding. Runs of ASCII that needs no escaping are copied in one
+/// go; every other character goes through the escaping rules one by one.
 pub fn json_string(out: &mut String, s: &str, escape_html: bool) {
+    let plain = |b: u8| {
+        (b' '..=b'~').contains(&b)
+            && b != b'"'
+            && b != b'\\'
+            && !(escape_html && matches!(b, b'<' | b'>' | b'&'))
+    };
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' if escape_html => {
-                let _ = write!(out, "\\u00{:02x}", c as u32);
-            }
-            '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u00{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
+    let mut rest = s;
+    loop {
+        let n = rest.bytes().position(|b| !plain(b)).unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(n);
+        out.push_str(run);
+        let Some(c) = tail.chars().next() else {
+            break;
+        };
+        json_escape_char(out, c, escape_html);
+        rest = &tail[c.len_utf8()..];
     }
     out.push('"');
+}
+
+/// One character of a JSON string as `encoding/json` writes it.
+fn json_escape_char(out: &mut String, c: char, escape_html: bool) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '<' | '>' | '&' if escape_html => {
+            let _ = write!(out, "\\u00{:02x}", c as u32);
+        }
+        '\u{2028}' | '\u{2029}' => {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+        c if (c as u32) < 0x20 => {
+            let _ = write!(out, "\\u00{:02x}", c as u32);
+        }
+        c => out.push(c),
+    }
 }
 
 /// Go's `json.Unmarshal` into `interface{}` (numbers become `float64`), with Go's error text
@@ -403,5 +423,34 @@ pub fn list_elem(v: &Value) -> ElemType {
     match v {
         Value::List(l) => l.elem,
         _ => ElemType::Any,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The run-copying encoder agrees with escaping character by character.
+    #[test]
+    fn json_string_matches_char_by_char_escaping() {
+        let cases = [
+            "",
+            "plain",
+            "a\"b\\c",
+            "<a href=\"x\">&amp;</a>",
+            "tab\there\n\r\u{8}\u{c}",
+            "\u{0}\u{1f}\u{7f}",
+            "caf\u{e9} \u{2028}\u{2029} \u{1F600}",
+        ];
+        for s in cases {
+            for html in [false, true] {
+                let mut want = String::from('"');
+                s.chars().for_each(|c| json_escape_char(&mut want, c, html));
+                want.push('"');
+                let mut got = String::new();
+                json_string(&mut got, s, html);
+                assert_eq!(got, want, "{s:?} html={html}");
+            }
+        }
     }
 }

@@ -38,7 +38,7 @@ pub fn write_go_json(out: &mut String, value: &Value) -> Result<(), String> {
         }
         Value::Map(m) => {
             out.push('{');
-            for (i, (k, v)) in m.snapshot().iter().enumerate() {
+            for (i, (k, v)) in m.pairs().iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }

@@ -103,7 +103,7 @@ pub fn omit_nil(v: &Value) -> Option<Value> {
         Value::Map(m) => {
             let mut removed = false;
             let mut out = BTreeMap::new();
-            for (k, item) in &m.snapshot() {
+            for (k, item) in &m.pairs() {
                 match omit_nil(item) {
                     Some(x) => {
                         out.insert(k.clone(), x);

@@ -11,8 +11,10 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, OnceLock};
 
+use gotemplate::funcs::Fnv;
 use gotemplate::{IntType, Object, ObjectKind, UintType, Value};
 use serde_json::Value as Json;
 
@@ -174,6 +176,9 @@ pub const fn always(go: &'static str, json: &'static str, kind: Kind) -> Field {
     }
 }
 
+/// Field positions by Go name (see [`Schema::index`]).
+pub type FieldIndex = HashMap<&'static str, usize, BuildHasherDefault<Fnv>>;
+
 /// A zero-argument method: its name and implementation.
 pub type Method = (&'static str, fn(&GoStruct) -> Value);
 
@@ -196,8 +201,10 @@ pub struct Schema {
     pub raw_json: bool,
     /// The type's `String()` method, if it has one.
     pub stringer: Option<fn(&Json) -> String>,
-    /// Field indexes by Go name, built on first use.
-    pub index: OnceLock<HashMap<&'static str, usize>>,
+    /// Field indexes by Go name, built on first use. Hashed with FNV rather than SipHash: the
+    /// keys are our own static field names and a template reads fields about a hundred times
+    /// per injection, so a keyed hash would only add cost.
+    pub index: OnceLock<FieldIndex>,
     /// Other zero-argument methods (`GroupVersionKind`, `GetObjectKind`).
     pub methods: &'static [Method],
 }
