@@ -44,8 +44,7 @@ pub(super) fn names_only(overlay: &Value) -> Option<Value> {
 fn plain_keys(map: &Map<String, Value>, fields: &[&str]) -> bool {
     map.keys().all(|key| {
         !key.starts_with('$')
-            && (fields.contains(&key.as_str())
-                || !fields.iter().any(|field| key.eq_ignore_ascii_case(field)))
+            && (fields.contains(&key.as_str()) || !fields.iter().any(|field| key.eq_ignore_ascii_case(field)))
     })
 }
 
