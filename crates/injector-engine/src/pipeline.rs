@@ -405,12 +405,7 @@ pub fn decide(pod: &Value, config: &InjectorConfig) -> Decision {
 fn decide_in(pod: &Value, request_namespace: Option<&str>, config: &InjectorConfig) -> Decision {
     let labels = string_map(pod, "labels");
     let annotations = string_map(pod, "annotations");
-    let namespace = pod
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .filter(|namespace| !namespace.is_empty())
-        .or(request_namespace)
-        .unwrap_or("");
+    let namespace = own_namespace(pod).or(request_namespace).unwrap_or("");
     let host_network = pod
         .pointer("/spec/hostNetwork")
         .and_then(Value::as_bool)
@@ -548,6 +543,9 @@ fn default_namespace(pod: &mut Value, namespace: Option<&str>) {
     let Some(namespace) = namespace.filter(|n| !n.is_empty()) else {
         return;
     };
+    if own_namespace(pod).is_some() {
+        return;
+    }
     let Some(root) = pod.as_object_mut() else {
         return;
     };
@@ -555,14 +553,16 @@ fn default_namespace(pod: &mut Value, namespace: Option<&str>) {
         .entry("metadata")
         .or_insert_with(|| Value::Object(Map::new()));
     if let Some(metadata) = metadata.as_object_mut() {
-        let missing = metadata
-            .get("namespace")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty);
-        if missing {
-            metadata.insert("namespace".to_owned(), namespace.into());
-        }
+        metadata.insert("namespace".to_owned(), namespace.into());
     }
+}
+
+/// The pod's own namespace, unless it is missing or empty (then the request's applies: the API
+/// server sets it the same way).
+fn own_namespace(pod: &Value) -> Option<&str> {
+    pod.pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .filter(|namespace| !namespace.is_empty())
 }
 
 /// Labels or annotations of a pod as a string map (non-string values skipped).
