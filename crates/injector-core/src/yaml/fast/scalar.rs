@@ -28,6 +28,8 @@ pub(super) fn resolve_plain(text: &str) -> Option<Value> {
             }
             ask_serde_saphyr(text)
         }
+        // Alone, `...` would end the document it is asked in (and read as null): not ours to say.
+        Some(b'.') if unsigned.starts_with("...") => None,
         // `.5`, `.inf`, `-.nan`, and a lone sign: rare enough to ask.
         Some(b'.') | None => ask_serde_saphyr(text),
         Some(_) if is_special_word(text) => ask_serde_saphyr(text),
