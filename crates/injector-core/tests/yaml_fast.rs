@@ -231,8 +231,10 @@ fn document() -> impl Strategy<Value = Value> {
         .prop_map(|entries| Value::Object(entries.into_iter().collect()))
 }
 
-#[test]
-fn random_documents_written_by_goyaml() {
+/// Runs 2,000 documents written by `write` from `strategy` through [`check`] (the fast path must
+/// agree with serde-saphyr wherever it accepts) and says how many the fast path accepted, as
+/// `(accepted, total)`.
+fn acceptance<S: Strategy>(strategy: S, origin: &str, write: impl Fn(S::Value) -> String) -> (usize, usize) {
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases: 2_000,
         failure_persistence: None,
@@ -241,23 +243,30 @@ fn random_documents_written_by_goyaml() {
     let accepted = std::cell::Cell::new(0usize);
     let total = std::cell::Cell::new(0usize);
     runner
-        .run(&document(), |value| {
-            let text = goyaml::to_string(&value);
+        .run(&strategy, |value| {
             total.set(total.get() + 1);
-            if check(&text, "goyaml output") {
+            if check(&write(value), origin) {
                 accepted.set(accepted.get() + 1);
             }
             Ok(())
         })
         .expect("fast path agrees with serde-saphyr");
     let (accepted, total) = (accepted.get(), total.get());
-    let rate = accepted as f64 / total as f64;
     eprintln!(
-        "random goyaml documents: fast path accepted {accepted} of {total} ({:.1}%)",
-        rate * 100.0
+        "random {origin}s: fast path accepted {accepted} of {total} ({:.1}%)",
+        accepted as f64 * 100.0 / total as f64
     );
+    (accepted, total)
+}
+
+#[test]
+fn random_documents_written_by_goyaml() {
+    let (accepted, total) = acceptance(document(), "goyaml document", |value| goyaml::to_string(&value));
     // Mostly the tricky keys (booleans, numbers, indicators) send a document to serde-saphyr.
-    assert!(rate > 0.6, "acceptance rate too low: {accepted} of {total}");
+    assert!(
+        accepted as f64 > 0.6 * total as f64,
+        "acceptance rate too low: {accepted} of {total}"
+    );
 }
 
 /// Hand-written block YAML variations that goyaml never writes: compact nesting, unindented
@@ -344,38 +353,23 @@ fn write_flow(
 
 #[test]
 fn random_nested_flow_collections() {
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases: 2_000,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    });
-    let accepted = std::cell::Cell::new(0usize);
-    let total = std::cell::Cell::new(0usize);
     let strategy = (
         document(),
         prop::collection::vec(any::<bool>(), 64),
         prop::collection::vec(prop::bool::weighted(0.1), 64),
     );
-    runner
-        .run(&strategy, |(document, quotes, breaks)| {
-            let mut quote = quotes.into_iter().cycle();
-            let mut breaks = breaks.into_iter().cycle();
-            let mut text = String::new();
-            for (key, value) in document.as_object().into_iter().flatten() {
-                text.push_str(&serde_json::to_string(key).unwrap_or_default());
-                text.push_str(": ");
-                write_flow(value, &mut quote, &mut breaks, &mut text);
-                text.push('\n');
-            }
-            total.set(total.get() + 1);
-            if check(&text, "flow-style document") {
-                accepted.set(accepted.get() + 1);
-            }
-            Ok(())
-        })
-        .expect("fast path agrees with serde-saphyr");
-    let (accepted, total) = (accepted.get(), total.get());
-    eprintln!("random flow-style documents: fast path accepted {accepted} of {total}");
+    let (accepted, total) = acceptance(strategy, "flow-style document", |(document, quotes, breaks)| {
+        let mut quote = quotes.into_iter().cycle();
+        let mut breaks = breaks.into_iter().cycle();
+        let mut text = String::new();
+        for (key, value) in document.as_object().into_iter().flatten() {
+            text.push_str(&serde_json::to_string(key).unwrap_or_default());
+            text.push_str(": ");
+            write_flow(value, &mut quote, &mut breaks, &mut text);
+            text.push('\n');
+        }
+        text
+    });
     // Plain tricky strings and JSON escapes YAML reads differently send many to serde-saphyr, but
     // nested flow collections must be read by the fast path often.
     assert!(
