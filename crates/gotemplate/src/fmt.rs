@@ -987,36 +987,47 @@ pub fn quote_ascii(s: &str) -> String {
     quote_with(s, true)
 }
 
-/// Whether an ASCII byte stands for itself inside a double-quoted Go string: printable and
-/// neither the quote nor the backslash. Both quoting forms agree on these.
-fn is_plain_ascii(b: u8) -> bool {
+/// Whether an ASCII byte stands for itself inside a double-quoted Go string (and a JSON one):
+/// printable and neither the quote nor the backslash. Both quoting forms agree on these.
+pub(crate) fn is_plain_ascii(b: u8) -> bool {
     (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\'
 }
 
-/// `strconv.Quote` (or `QuoteToASCII`). Runs of plain ASCII, the bulk of what templates quote,
-/// are copied in one go; every other character goes through the rune-by-rune escaping.
-fn quote_with(s: &str, ascii_only: bool) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
+/// Appends `s` to `out`, copying runs of bytes that `plain` accepts (ASCII only) in one go and
+/// handing every other character to `escape`: how Go's quoting and JSON encoders are written
+/// here, since most of what templates quote is plain.
+pub(crate) fn escape_runs(
+    out: &mut String,
+    s: &str,
+    plain: impl Fn(u8) -> bool,
+    mut escape: impl FnMut(&mut String, char),
+) {
     let mut rest = s;
     loop {
-        let plain = rest
-            .bytes()
-            .position(|b| !is_plain_ascii(b))
-            .unwrap_or(rest.len());
-        let (run, tail) = rest.split_at(plain);
+        let run = rest.bytes().position(|b| !plain(b)).unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(run);
         out.push_str(run);
         let Some(c) = tail.chars().next() else {
             break;
         };
+        escape(out, c);
+        rest = &tail[c.len_utf8()..];
+    }
+}
+
+/// `strconv.Quote` (or `QuoteToASCII`): plain ASCII copied as it is, every other character
+/// escaped rune by rune.
+fn quote_with(s: &str, ascii_only: bool) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    escape_runs(&mut out, s, is_plain_ascii, |out, c| {
         if c == '\u{FFFD}' && !ascii_only {
             // Quote keeps a literal replacement character (QuoteToASCII escapes it).
             out.push(c);
         } else {
-            push_escaped(&mut out, c, '"', ascii_only);
+            push_escaped(out, c, '"', ascii_only);
         }
-        rest = &tail[c.len_utf8()..];
-    }
+    });
     out.push('"');
     out
 }

@@ -333,24 +333,9 @@ pub fn json_float(f: f64) -> Result<String, String> {
 /// Go's `encoding/json` string encoding. Runs of ASCII that needs no escaping are copied in one
 /// go; every other character goes through the escaping rules one by one.
 pub fn json_string(out: &mut String, s: &str, escape_html: bool) {
-    let plain = |b: u8| {
-        (b' '..=b'~').contains(&b)
-            && b != b'"'
-            && b != b'\\'
-            && !(escape_html && matches!(b, b'<' | b'>' | b'&'))
-    };
+    let plain = |b: u8| gofmt::is_plain_ascii(b) && !(escape_html && matches!(b, b'<' | b'>' | b'&'));
     out.push('"');
-    let mut rest = s;
-    loop {
-        let n = rest.bytes().position(|b| !plain(b)).unwrap_or(rest.len());
-        let (run, tail) = rest.split_at(n);
-        out.push_str(run);
-        let Some(c) = tail.chars().next() else {
-            break;
-        };
-        json_escape_char(out, c, escape_html);
-        rest = &tail[c.len_utf8()..];
-    }
+    gofmt::escape_runs(out, s, plain, |out, c| json_escape_char(out, c, escape_html));
     out.push('"');
 }
 
