@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use injector_engine::{
-    embedded_defaults,
-    pipeline::{Injector, Options},
+    embedded_settings,
+    pipeline::{Injector, Options, Outcome, Request},
     settings::{parse_mesh, parse_values},
 };
 use serde_json::{Value, json};
@@ -29,15 +29,23 @@ pub fn injector() -> Option<Injector> {
 /// The project's embedded default configuration with native sidecars on, as `serve` and `inject`
 /// run without flags.
 pub fn embedded_injector() -> Result<Injector, String> {
-    let (config, values, mesh) = embedded_defaults();
-    let config = injector_core::config::parse_injector_config(config).map_err(|e| e.to_string())?;
-    let values = parse_values(values).map_err(|e| e.to_string())?;
-    let mesh = parse_mesh(mesh).map_err(|e| e.to_string())?;
+    let (config, values, mesh) = embedded_settings()?;
     let options = Options {
         native_sidecars: true,
         ..Options::default()
     };
-    Injector::new(config.config, values, mesh, options).map_err(|e| e.to_string())
+    Injector::new(config, values, mesh, options).map_err(|e| e.to_string())
+}
+
+/// The admission of `pod` in namespace `shop`, or `None` when `injector` does not inject it (a
+/// measurement of anything else would mislead).
+pub fn injected_request<'a>(injector: &Injector, pod: &'a Value) -> Option<Request<'a>> {
+    let request = Request {
+        pod: Some(pod),
+        namespace: Some("shop"),
+        ..Request::default()
+    };
+    matches!(injector.inject(&request), Ok(Outcome::Injected { .. })).then_some(request)
 }
 
 /// A ReplicaSet-created pod with these containers.

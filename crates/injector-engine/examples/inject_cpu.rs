@@ -10,7 +10,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use injector_engine::pipeline::{Injector, Outcome, Request};
+use injector_engine::pipeline::Injector;
 
 #[path = "../benches/pods.rs"]
 mod pods;
@@ -61,15 +61,10 @@ fn main() {
 
 /// Prints the best and the mean of [`ROUNDS`] rounds of `per_round` injections of `pod`.
 fn measure(name: &str, injector: &Injector, pod: &serde_json::Value, per_round: u32) {
-    let request = Request {
-        pod: Some(pod),
-        namespace: Some("shop"),
-        ..Request::default()
-    };
-    if !matches!(injector.inject(&request), Ok(Outcome::Injected { .. })) {
+    let Some(request) = pods::injected_request(injector, pod) else {
         eprintln!("{name}: not injected");
         std::process::exit(1);
-    }
+    };
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
         let start = cpu_time::ThreadTime::now();

@@ -6,7 +6,7 @@
 //! `decision → annotation validation → template data → render → strategic merge →
 //! re-apply user overrides → post-processing → JSON patch`.
 //!
-//! Stages so far (rendering and the strategic merge are being added):
+//! The stages:
 //!
 //! - settings: [`settings`] (values and mesh from files or ConfigMaps), [`mesh`] (mesh config and
 //!   per-pod ProxyConfig: defaults, merging, validation, `protoToJSON`);
@@ -51,4 +51,22 @@ pub fn embedded_defaults() -> (&'static str, &'static str, &'static str) {
         include_str!("../defaults/values.json"),
         include_str!("../defaults/mesh.yaml"),
     )
+}
+
+/// [`embedded_defaults`] parsed: (injector config, values, mesh config). The texts are compiled
+/// in, so an error here is a build defect, reported rather than panicked on.
+pub fn embedded_settings() -> Result<
+    (
+        injector_core::config::InjectorConfig,
+        serde_json::Value,
+        serde_json::Value,
+    ),
+    String,
+> {
+    let (config, values, mesh) = embedded_defaults();
+    let config = injector_core::config::parse_injector_config(config)
+        .map_err(|e| format!("the embedded configuration: {e}"))?;
+    let values = settings::parse_values(values).map_err(|e| format!("the embedded values: {e}"))?;
+    let mesh = settings::parse_mesh(mesh).map_err(|e| format!("the embedded mesh config: {e}"))?;
+    Ok((config.config, values, mesh))
 }

@@ -1,19 +1,13 @@
 //! The embedded default configuration loads and injects a typical Deployment's pod.
 
 use injector_engine::{
-    embedded_defaults,
+    embedded_settings,
     pipeline::{Injector, Options, Outcome, Request},
-    settings::{parse_mesh, parse_values},
 };
 use serde_json::json;
 
 fn injector(native: bool) -> Injector {
-    let (config, values, mesh) = embedded_defaults();
-    let config = injector_core::config::parse_injector_config(config)
-        .expect("the default config loads")
-        .config;
-    let values = parse_values(values).expect("the default values load");
-    let mesh = parse_mesh(mesh).expect("the default mesh loads");
+    let (config, values, mesh) = embedded_settings().expect("the embedded defaults load");
     Injector::new(
         config,
         values,
