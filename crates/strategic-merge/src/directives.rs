@@ -62,8 +62,7 @@ enum Clean {
 /// Whether a map carries `$patch`. A scan rather than a lookup: the maps are small, every entry
 /// is visited next anyway, and a lookup would hash the key with SipHash in every map.
 fn has_directive(map: &Map<String, Value>) -> bool {
-    map.keys()
-        .any(|key| key.starts_with('$') && key == DIRECTIVE_MARKER)
+    map.keys().any(|key| key == DIRECTIVE_MARKER)
 }
 
 /// [`remove_directives`] (or [`remove_nulls_and_directives`]) in place, where nothing is rebuilt
