@@ -18,6 +18,7 @@ use p256::pkcs8::EncodePrivateKey as _;
 use rsa::pkcs1::EncodeRsaPrivateKey as _;
 use rsa::pkcs8::DecodePrivateKey as _;
 
+use super::util::{int_arg as int, str_arg as s};
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::{Object, ObjectKind, Value};
 
@@ -322,17 +323,6 @@ fn issue(
         cert: cert.pem().replace("\r\n", "\n"),
         key: key.to_sprig_pem()?,
     })
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(n, _) => *n,
-        _ => 0,
-    }
 }
 
 fn cert_arg(v: &Value) -> Certificate {

@@ -8,14 +8,8 @@
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::Value;
 
+use super::util::int_arg as int;
 use super::util::{i64v, to_float64, to_int64};
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(n, _) => *n,
-        _ => 0,
-    }
-}
 
 /// An exact decimal: `mant * 10^-scale`.
 #[derive(Debug, Clone, Copy)]

@@ -8,14 +8,11 @@
 //! seconds; a JSON number is a `float64`), and `duration` reads `0` unless given a string or an
 //! `int64` (so `duration 90` is `0s`, `duration (int64 90)` is `1m30s`).
 
+use super::util::str_arg as s;
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::gotime::duration::{self, HOUR, MINUTE, SECOND};
 use crate::gotime::{GoTime, Zone, layout};
 use crate::value::{IntType, Value};
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
 
 fn time_arg(v: &Value) -> GoTime {
     GoTime::from_value(v).cloned().unwrap_or_else(GoTime::zero)

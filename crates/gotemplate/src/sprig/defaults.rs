@@ -4,11 +4,8 @@
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::Value;
 
+use super::util::str_arg as s;
 use super::util::{JsonOpts, deep_equal, empty, from_json, kind_of, to_json, type_of};
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
 
 const PLAIN: JsonOpts = JsonOpts {
     escape_html: true,

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::{ElemType, Value};
 
+use super::util::str_arg as s;
 use super::util::{strval, type_of};
 
 fn dict_of(v: &Value) -> BTreeMap<String, Value> {
@@ -23,10 +24,6 @@ fn iface_type(v: &Value) -> String {
         Value::Nil | Value::Missing => "nil".into(),
         v => type_of(v),
     }
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
 }
 
 fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, overwrite: bool) {

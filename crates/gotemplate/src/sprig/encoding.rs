@@ -4,12 +4,9 @@
 use base64::Engine as _;
 use sha1::Digest as _;
 
+use super::util::str_arg as s;
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::Value;
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

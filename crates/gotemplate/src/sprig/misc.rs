@@ -3,6 +3,7 @@
 
 use std::hash::{BuildHasher, Hasher};
 
+use super::util::int_arg as int;
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::Value;
 
@@ -40,13 +41,6 @@ pub fn uuidv4() -> String {
         &h[16..20],
         &h[20..32]
     )
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(n, _) => *n,
-        _ => 0,
-    }
 }
 
 fn expand_env(s: &str) -> String {

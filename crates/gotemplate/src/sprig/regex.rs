@@ -1,19 +1,9 @@
 //! sprig's regular expression functions (`regex.go`), on the `regex` crate, whose syntax is
 //! RE2's like Go's `regexp`. Non-`must` variants swallow compile errors like sprig does.
 
+use super::util::{int_arg as int, str_arg as s};
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::Value;
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(n, _) => *n,
-        _ => 0,
-    }
-}
 
 /// Compiles with the `regex` crate, translating the common syntax errors to Go's
 /// `regexp/syntax` texts (`error parsing regexp: missing closing ]: `[``).

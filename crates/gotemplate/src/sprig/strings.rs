@@ -3,18 +3,8 @@
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::Value;
 
+use super::util::{int_arg as int, str_arg as s};
 use super::util::{strslice, strval, to_int64};
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(n, _) => *n,
-        _ => 0,
-    }
-}
 
 fn pad(n: i64) -> Result<std::string::String, std::string::String> {
     if n < 0 {

@@ -330,6 +330,20 @@ pub fn json_float(f: f64) -> Result<String, String> {
     Ok(gofmt::format_float(f, 'f', None))
 }
 
+/// A string argument. Functions declare their argument types, so the engine has converted it
+/// already; any other value reads as "".
+pub fn str_arg(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+/// An integer argument, declared like [`str_arg`]'s; any other value reads as 0.
+pub fn int_arg(v: &Value) -> i64 {
+    match v {
+        Value::Int(n, _) => *n,
+        _ => 0,
+    }
+}
+
 /// Go's `encoding/json` string encoding. Runs of ASCII that needs no escaping are copied in one
 /// go; every other character goes through the escaping rules one by one.
 pub fn json_string(out: &mut String, s: &str, escape_html: bool) {
