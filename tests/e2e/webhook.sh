@@ -50,21 +50,9 @@ CP_STARTED=""
 declare -A SERVE_PID=()     # instance name -> pid
 DURATIONS=()
 
-log() { echo "webhook: $*"; }
-ok()  { PASS=$((PASS + 1)); echo "webhook: ok   - $*"; }
-bad() { FAIL=$((FAIL + 1)); echo "webhook: FAIL - $*"; }
-secs_since() { local ns=$(( $(date +%s%N) - $1 )); printf '%d.%d' $(( ns / 1000000000 )) $(( ns / 100000000 % 10 )); }
-
-alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
-
-stop_pid() {   # stop_pid PID: TERM, up to 30 s, then KILL; reaps it
-  local pid=$1 i
-  alive "$pid" || { wait "$pid" 2>/dev/null || true; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do alive "$pid" || break; sleep 0.1; done
-  if alive "$pid"; then echo "webhook: serve pid $pid ignored SIGTERM for 30 s: KILL" >&2; kill -KILL "$pid" 2>/dev/null || true; fi
-  wait "$pid" 2>/dev/null || true
-}
+E2E=webhook
+# shellcheck source=tests/e2e/lib.sh
+. "$HERE/lib.sh"
 
 finish() {
   local rc=$? name
@@ -95,63 +83,11 @@ finish() {
 trap finish EXIT
 trap 'echo "webhook: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130' INT TERM
 
-# check DESCRIPTION COMMAND... : one check; the command's output is shown on failure
-check() {
-  local what=$1 out; shift
-  if out=$("$@" 2>&1); then ok "$what"; else bad "$what"; printf '%s\n' "$out" | tail -n 20 | sed 's/^/    /'; fi
-}
-
-# poll TIMEOUT COMMAND... : until COMMAND succeeds (its output is discarded); gives up after
-# TIMEOUT seconds or at the run's DEADLINE, whichever comes first
-poll() {
-  local end=$(( $(date +%s) + $1 )); shift
-  if [ -n "$DEADLINE" ] && [ "$DEADLINE" -lt "$end" ]; then end=$DEADLINE; fi
-  until "$@" >/dev/null 2>&1; do
-    [ "$(date +%s)" -ge "$end" ] && return 1
-    sleep 0.3
-  done
-}
-
-# alloc_port VAR: a port nothing on 127.0.0.1 listens on, not handed out before by this script
-alloc_port() {
-  local p hex
-  while :; do
-    p=$(( 20000 + RANDOM % 12000 )); hex=$(printf '%04X' "$p")
-    case " ${USED_PORTS:-} " in *" $p "*) continue ;; esac
-    # shellcheck disable=SC2046
-    awk -v h="$hex" 'FNR>1 { split($2,a,":"); if (a[2]==h) f=1 } END { exit !f }' \
-      $(ls /proc/net/tcp /proc/net/tcp6 2>/dev/null) </dev/null && continue
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
-    USED_PORTS="${USED_PORTS:-} $p"
-    printf -v "$1" '%s' "$p"; return
-  done
-}
-
-# run DESCRIPTION COMMAND... : like check, but COMMAND runs in this shell (it may start
-# background processes or set variables); its output goes to a file, shown on failure
-run() {
-  local what=$1; shift
-  if "$@" > "$DIR/run.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 20 "$DIR/run.out" | sed 's/^/    /'; fi
-}
-
 scenario_start() { SC_NAME=$1; SC_T0=$(date +%s%N); echo; log "==== scenario $1"; }
 scenario_end() { local d; d=$(secs_since "$SC_T0"); DURATIONS+=("scenario $SC_NAME: $d s"); log "==== scenario $SC_NAME took $d s"; }
 
 # ---------------------------------------------------------------------------- build + control plane
-if [ -n "${SIDECAR_INJECTOR_BIN:-}" ]; then
-  BIN=$SIDECAR_INJECTOR_BIN
-else
-  BIN=$ROOT/target/release/sidecar-injector
-  t=$(date +%s%N)
-  if (cd "$ROOT" && cargo build --release --locked -p sidecar-injector) > "$DIR/cargo-build.log" 2>&1; then
-    ok "cargo build --release --locked -p sidecar-injector ($(secs_since "$t") s)"
-  else
-    tail -n 30 "$DIR/cargo-build.log" | sed 's/^/    /'
-    bad "cargo build --release --locked -p sidecar-injector"
-    exit 1
-  fi
-fi
-[ -x "$BIN" ] || { bad "no executable $BIN"; exit 1; }
+build_release || exit 1
 command -v openssl >/dev/null || { bad "openssl is needed"; exit 1; }
 command -v curl >/dev/null || { bad "curl is needed"; exit 1; }
 

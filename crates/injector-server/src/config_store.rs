@@ -36,6 +36,12 @@ pub struct ConfigFile {
 }
 
 impl ConfigFiles {
+    /// Files read by someone else (e.g. the keys of a ConfigMap, with `path` naming
+    /// `configmap/NAMESPACE/NAME:KEY` for messages).
+    pub fn new(files: Vec<ConfigFile>) -> Self {
+        ConfigFiles { files }
+    }
+
     /// The contents of the file named `name`, if one was given.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.file(name).map(|f| f.contents.as_str())
@@ -75,6 +81,8 @@ struct Inner<C> {
     paths: Vec<PathBuf>,
     loader: Option<Box<Loader<C>>>,
     watch: Mutex<Option<WatchHandle>>,
+    /// What a [`ConfigStore::manual`] store was last given, for [`ConfigStore::reload`].
+    last_given: Mutex<Option<ConfigFiles>>,
 }
 
 /// A hot-reloading configuration store; cheap to clone.
@@ -155,8 +163,34 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
                 paths,
                 loader,
                 watch: Mutex::new(None),
+                last_given: Mutex::new(None),
             }),
         }
+    }
+
+    /// A store fed by its owner through [`ConfigStore::load_files`] (cluster mode: the keys of
+    /// the injector's ConfigMaps, followed by a watch). Not loaded until the first good set.
+    pub fn manual<F>(loader: F) -> Self
+    where
+        F: Fn(&ConfigFiles) -> Result<C, String> + Send + Sync + 'static,
+    {
+        Self::empty(Vec::new(), Vec::new(), Some(Box::new(loader)))
+    }
+
+    /// Loads `files` with the loader, with the same semantics as a file reload: a result that
+    /// fails is rejected and the last good configuration stays in service.
+    pub fn load_files(&self, files: ConfigFiles) {
+        if let Ok(mut last) = self.inner.last_given.lock() {
+            *last = Some(files.clone());
+        }
+        self.load_parsed(Ok(files), &files_label(&self.inner.last_given));
+    }
+
+    /// Records that the source of the configuration went wrong (a ConfigMap deleted, a watch
+    /// that cannot list): counted and shown like a rejected reload; the configuration in
+    /// service, if any, stays.
+    pub fn reject(&self, error: String) {
+        self.load_parsed(Err(error), &files_label(&self.inner.last_given));
     }
 
     /// The configuration in service, if any.
@@ -174,8 +208,17 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
         &self.inner.paths
     }
 
-    /// Re-reads the files and reloads now (normally the watcher does this).
+    /// Re-reads the files and reloads now (normally the watcher does this). A
+    /// [`ConfigStore::manual`] store reloads what it was last given (e.g. after a setting the
+    /// loader reads changed).
     pub fn reload(&self) {
+        if self.inner.paths.is_empty() {
+            let last = self.inner.last_given.lock().ok().and_then(|l| l.clone());
+            if let Some(files) = last {
+                self.load_files(files);
+            }
+            return;
+        }
         self.load(watch::read_all(&self.inner.paths));
     }
 
@@ -186,8 +229,7 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
     }
 
     fn load(&self, contents: watch::Contents) {
-        let Some(loader) = &self.inner.loader else { return };
-        let result = contents.and_then(|contents| {
+        let files = contents.and_then(|contents| {
             let mut files = ConfigFiles::default();
             for ((name, path), bytes) in self.inner.names.iter().zip(&self.inner.paths).zip(contents) {
                 let contents = String::from_utf8(bytes)
@@ -198,6 +240,14 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
                     contents,
                 });
             }
+            Ok(files)
+        });
+        self.load_parsed(files, &self.display_paths());
+    }
+
+    fn load_parsed(&self, files: Result<ConfigFiles, String>, sources: &[String]) {
+        let Some(loader) = &self.inner.loader else { return };
+        let result = files.and_then(|files| {
             // A panicking loader is a bug, but must not kill the watcher or the server.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loader(&files)))
                 .unwrap_or_else(|_| Err("configuration loader panicked".to_owned()))
@@ -206,7 +256,7 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
             Ok(config) => {
                 self.accept(config);
                 let gen_ = self.status().generation;
-                tracing::info!(files = ?self.display_paths(), generation = gen_, "configuration loaded");
+                tracing::info!(files = ?sources, generation = gen_, "configuration loaded");
             }
             Err(error) => {
                 self.inner.metrics.record(false);
@@ -215,10 +265,10 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
                     s.last_error = Some(error.clone());
                 }
                 if loaded {
-                    tracing::error!(files = ?self.display_paths(), %error,
+                    tracing::error!(files = ?sources, %error,
                         "configuration rejected; keeping the last good configuration");
                 } else {
-                    tracing::error!(files = ?self.display_paths(), %error,
+                    tracing::error!(files = ?sources, %error,
                         "configuration could not be loaded; not ready until it is fixed");
                 }
             }
@@ -243,6 +293,17 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
             .map(|p: &PathBuf| Path::display(p).to_string())
             .collect()
     }
+}
+
+/// The sources of what a manual store was last given, for log lines.
+fn files_label(last: &Mutex<Option<ConfigFiles>>) -> Vec<String> {
+    last.lock()
+        .ok()
+        .and_then(|l| {
+            l.as_ref()
+                .map(|f| f.iter().map(|f| f.path.display().to_string()).collect())
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -318,6 +379,48 @@ mod tests {
         );
         std::fs::write(&path, "5").expect("write");
         assert!(wait_for(|| store.current().as_deref() == Some(&5)));
+    }
+
+    fn given(n: &str) -> ConfigFiles {
+        ConfigFiles::new(vec![ConfigFile {
+            name: "n".into(),
+            path: "configmap/ns/cm:n".into(),
+            contents: n.into(),
+        }])
+    }
+
+    #[test]
+    fn manual_store_keeps_the_last_good_and_reloads_what_it_was_given() {
+        let store = ConfigStore::manual(parse);
+        assert!(!store.status().loaded, "not ready before a first configuration");
+        store.load_files(given("oops"));
+        assert!(!store.status().loaded);
+        store.load_files(given("4"));
+        assert_eq!(store.current().as_deref(), Some(&4));
+        store.load_files(given("bad"));
+        assert_eq!(store.current().as_deref(), Some(&4), "last good kept");
+        assert!(
+            store
+                .status()
+                .last_error
+                .unwrap_or_default()
+                .contains("n: invalid digit")
+        );
+        store.reject("ConfigMap ns/cm was deleted".into());
+        assert_eq!(store.current().as_deref(), Some(&4));
+        assert_eq!(
+            store.status().last_error.as_deref(),
+            Some("ConfigMap ns/cm was deleted")
+        );
+        let generation = store.status().generation;
+        store.load_files(given("6"));
+        store.reload();
+        assert_eq!(store.current().as_deref(), Some(&6));
+        assert_eq!(
+            store.status().generation,
+            generation + 2,
+            "reload re-ran the loader"
+        );
     }
 
     #[test]

@@ -72,6 +72,7 @@
 
 pub mod admission;
 pub mod config_store;
+mod extension;
 mod handler;
 mod injector;
 mod logging;
@@ -79,12 +80,14 @@ mod metrics;
 mod monitoring;
 mod outcome_cache;
 pub mod path_params;
+pub mod pki;
 mod readiness;
 mod server;
 pub mod tls;
 mod watch;
 
 pub use config_store::{ConfigFile, ConfigFiles, ConfigStore, ReloadStatus};
+pub use extension::Extension;
 pub use injector::{AdmissionInput, AdmissionOutcome, Injector};
 pub use logging::{LogFormat, init_logging};
 pub use metrics::FailureType;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::json;
 
 use crate::config_store::ReloadStatus;
+use crate::extension::Extension;
 use crate::tls::CertStatus;
 
 /// Listener flags shared by the servers.
@@ -14,9 +15,18 @@ use crate::tls::CertStatus;
 pub(crate) struct Readiness {
     listening: Arc<AtomicBool>,
     draining: Arc<AtomicBool>,
+    extension: Extension,
 }
 
 impl Readiness {
+    /// Readiness whose detail also carries the extension's status section.
+    pub fn with_extension(extension: Extension) -> Self {
+        Readiness {
+            extension,
+            ..Readiness::default()
+        }
+    }
+
     pub fn set_listening(&self) {
         self.listening.store(true, Ordering::SeqCst);
     }
@@ -30,7 +40,7 @@ impl Readiness {
         let listening = self.listening.load(Ordering::SeqCst);
         let draining = self.draining.load(Ordering::SeqCst);
         let ready = config.loaded && cert.loaded && listening && !draining;
-        let detail = json!({
+        let mut detail = json!({
             "ready": ready,
             "listening": listening,
             "draining": draining,
@@ -47,6 +57,9 @@ impl Readiness {
                 "lastReloadError": cert.last_error,
             },
         });
+        if let (Some((name, status)), Some(map)) = (self.extension.status(), detail.as_object_mut()) {
+            map.insert(name.to_owned(), status);
+        }
         (ready, detail.to_string())
     }
 }

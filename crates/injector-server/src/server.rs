@@ -28,7 +28,7 @@ use crate::outcome_cache::OutcomeCache;
 use crate::readiness::Readiness;
 use crate::tls::{CertSource, CertStore};
 use crate::watch::WatchOptions;
-use crate::{Error, monitoring};
+use crate::{Error, Extension, monitoring};
 
 /// Everything `serve` needs besides the injector and its configuration.
 #[derive(Debug, Clone)]
@@ -81,6 +81,8 @@ pub struct ServeOptions {
     /// Bytes of recent admission outcomes kept for identical pods (default 8 MiB; `0` turns the
     /// cache off). The replicas of a scale-up are the same object when the webhook sees them.
     pub outcome_cache_bytes: usize,
+    /// More metrics and a `/readyz` section from the embedding program (cluster mode).
+    pub extension: Extension,
 }
 
 impl Default for ServeOptions {
@@ -107,6 +109,7 @@ impl Default for ServeOptions {
             max_concurrent_streams: 256,
             inline_injector: false,
             outcome_cache_bytes: 8 << 20,
+            extension: Extension::default(),
         }
     }
 }
@@ -166,6 +169,7 @@ impl<I: Injector> Server<I> {
         metrics.register(&mut registry);
         config.register_metrics(&mut registry);
         certs.register_metrics(&mut registry);
+        options.extension.register_metrics(&mut registry);
         let shared = Arc::new(Shared {
             injector: Arc::new(injector),
             config,
@@ -181,7 +185,7 @@ impl<I: Injector> Server<I> {
                 max_timeout: options.max_timeout,
                 inline_injector: options.inline_injector,
             },
-            readiness: Readiness::default(),
+            readiness: Readiness::with_extension(options.extension.clone()),
             cache: OutcomeCache::new(options.outcome_cache_bytes).map(Arc::new),
         });
         Ok(Server {

@@ -120,6 +120,31 @@ impl CertStore {
         }
     }
 
+    /// A store whose certificate is installed by its owner with [`CertStore::install_pem`]
+    /// (cluster mode: issued from a CA kept in a Kubernetes Secret). Not loaded until then.
+    pub fn manual() -> Self {
+        Self::empty(None)
+    }
+
+    /// Installs a PEM certificate chain (leaf first) and key for the next handshakes; on error
+    /// the certificate in service stays and the error is recorded in [`CertStore::status`].
+    pub fn install_pem(&self, chain_pem: &[u8], key_pem: &[u8]) -> Result<CertInfo, String> {
+        self.load(chain_pem, key_pem).inspect_err(|error| {
+            self.inner.metrics.record(false);
+            if let Ok(mut s) = self.inner.status.lock() {
+                s.last_error = Some(error.clone());
+            }
+        })
+    }
+
+    /// Records an error about where the certificate comes from (e.g. a corrupt CA Secret)
+    /// without touching the certificate in service; cleared by the next successful install.
+    pub fn report_error(&self, error: String) {
+        if let Ok(mut s) = self.inner.status.lock() {
+            s.last_error = Some(error);
+        }
+    }
+
     fn from_files(cert: PathBuf, key: PathBuf, options: WatchOptions) -> Self {
         let store = Self::empty(None);
         let paths = vec![cert, key];

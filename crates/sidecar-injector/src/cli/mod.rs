@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own module with its `Args` struct and a `run` function; this
 //! module only parses, dispatches and turns errors into a message on stderr and exit code 1.
 
+mod cluster;
 mod explain;
 mod explain_table;
 mod inject;
@@ -31,7 +32,7 @@ pub enum Command {
     /// Explain why a pod is, or is not, injected with a sidecar.
     Explain(explain::ExplainArgs),
     /// Run the admission webhook (HTTPS) and its monitoring endpoints.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Inject the sidecar into Kubernetes manifests, like `istioctl kube-inject`.
     Inject(inject::InjectArgs),
     /// Work with Go text/template files (render one with Go's built-ins and sprig).
@@ -44,7 +45,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Explain(args) => explain::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Inject(args) => inject::run(&args).map(|()| ExitCode::SUCCESS),
-        Command::Serve(args) => serve::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => serve::run(*args).map(|()| ExitCode::SUCCESS),
         Command::Template(args) => template::run(args),
     };
     match result {

@@ -3,15 +3,22 @@
 //! The HTTPS server, certificates, reloads, metrics and shutdown live in `injector-server`; this
 //! module turns flags into its options and plugs the injection engine into it.
 
-use std::{net::SocketAddr, path::PathBuf, time::Duration};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use injector_engine::pipeline::{Injector, Options, Outcome, Request};
+use injector_kube::Cluster;
 use injector_server::{
-    AdmissionInput, AdmissionOutcome, CertSource, ConfigStore, LogFormat, ServeOptions, WatchOptions,
+    AdmissionInput, AdmissionOutcome, CertSource, CertStore, ConfigFiles, ConfigStore, LogFormat,
+    ServeOptions, WatchOptions,
 };
 
+use super::cluster::ClusterArgs;
 use super::settings::{SettingsArgs, from_texts};
 
 /// Run the admission webhook (HTTPS) and its monitoring endpoints.
@@ -50,9 +57,11 @@ pub struct ServeArgs {
     /// The injector's revision (`.Revision` in templates, `revision` in the status annotation).
     #[arg(long, default_value = "default")]
     pub revision: String,
-    /// Whether to inject the proxy as a native sidecar (Kubernetes 1.29+).
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
-    pub native_sidecars: bool,
+    /// Whether to inject the proxy as a native sidecar: `true`, `false`, or `auto` (cluster mode:
+    /// on only when every node's kubelet is 1.33 or newer, as Istio decides). Default: `true`,
+    /// and `auto` with --cluster.
+    #[arg(long, value_enum, value_name = "true|false|auto")]
+    pub native_sidecars: Option<NativeArg>,
     /// Log format.
     #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
@@ -66,6 +75,20 @@ pub struct ServeArgs {
     /// 0 turns the cache off.
     #[arg(long, default_value_t = 8)]
     pub outcome_cache_mib: usize,
+    /// Cluster mode.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// `--native-sidecars`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NativeArg {
+    /// Always.
+    True,
+    /// Never.
+    False,
+    /// From the nodes' kubelet versions (cluster mode).
+    Auto,
 }
 
 /// `--log-format`.
@@ -77,7 +100,7 @@ pub enum LogFormatArg {
     Json,
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     injector_server::path_params::parse_go_duration(text)
         .ok_or_else(|| format!("invalid duration {text:?} (e.g. 25s, 1m)"))
 }
@@ -115,6 +138,77 @@ pub fn run(args: ServeArgs) -> Result<()> {
         LogFormatArg::Json => LogFormat::Json,
     };
     injector_server::init_logging(format).map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
+    let native_flag = match args.native_sidecars {
+        Some(NativeArg::True) => Some(true),
+        Some(NativeArg::False) => Some(false),
+        Some(NativeArg::Auto) if !args.cluster.cluster => {
+            anyhow::bail!("--native-sidecars auto needs --cluster (it reads the nodes' kubelet versions)")
+        }
+        Some(NativeArg::Auto) => None,
+        None if args.cluster.cluster => None,
+        None => Some(true),
+    };
+    if args.cluster.cluster {
+        if args.tls_cert.is_some() || args.write_ca.is_some() {
+            anyhow::bail!(
+                "--tls-cert and --write-ca are for file mode; with --cluster the certificates come from a Secret (--certificates)"
+            );
+        }
+        if args.settings.injector_config.is_some()
+            || args.settings.values.is_some()
+            || args.settings.mesh.is_some()
+        {
+            anyhow::bail!(
+                "--injector-config, --values and --mesh are for file mode; with --cluster the configuration comes from its ConfigMaps (--injector-configmap, --mesh-configmap)"
+            );
+        }
+    }
+    let native = Arc::new(AtomicBool::new(native_flag.unwrap_or(true)));
+    let loader = config_loader(&args.revision, native.clone());
+    // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
+    // context switches and per-thread allocator heaps. Admissions beyond them queue (their
+    // deadline still runs).
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(cores.max(2))
+        .build()
+        .context("cannot start the runtime")?;
+    let mut options = ServeOptions {
+        addr: args.addr,
+        monitoring_addr: Some(args.monitoring_addr),
+        grace_period: args.grace_period,
+        max_concurrency: args.max_concurrency,
+        outcome_cache_bytes: args.outcome_cache_mib.saturating_mul(1 << 20),
+        ..ServeOptions::default()
+    };
+    if args.cluster.cluster {
+        let cluster = args
+            .cluster
+            .options(&args.revision, &args.dns_names, native_flag)?;
+        return runtime.block_on(async move {
+            let client = injector_kube::client::client(
+                args.cluster.kubeconfig.as_deref(),
+                args.cluster.context.as_deref(),
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            tracing::info!(namespace = %cluster.namespace, service = %cluster.service_name,
+                webhooks = %cluster.webhooks.describe(), injector_configmap = %cluster.config.injector,
+                mesh_configmap = %cluster.config.mesh, identity = %cluster.identity, "cluster mode");
+            let config = ConfigStore::manual(loader);
+            let certs = CertStore::manual();
+            let running = Cluster::start(client, cluster, certs.clone(), config.clone(), native).await;
+            options.extension = running.extension();
+            let server = injector_server::Server::bind_with_certs(options, Engine, config, certs)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            server
+                .serve(injector_server::shutdown_signal())
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))
+        });
+    }
     let mut files = Vec::new();
     for (name, path) in [
         ("injector-config", &args.settings.injector_config),
@@ -125,44 +219,14 @@ pub fn run(args: ServeArgs) -> Result<()> {
             files.push((name.to_owned(), path.clone()));
         }
     }
-    let options = Options {
-        revision: args.revision.clone(),
-        native_sidecars: args.native_sidecars,
-        ..Options::default()
-    };
-    let config = ConfigStore::watch_files(files, WatchOptions::default(), move |files| {
-        let text = |name: &'static str| files.get(name).map(|text| (name, text));
-        let loaded = from_texts(text("injector-config"), text("values"), text("mesh"))?;
-        for warning in &loaded.warnings {
-            tracing::warn!(%warning, "configuration");
-        }
-        Injector::new(loaded.config, loaded.values, loaded.mesh, options.clone()).map_err(|e| e.to_string())
-    });
-    let cert = match (args.tls_cert, args.tls_key) {
+    let config = ConfigStore::watch_files(files, WatchOptions::default(), loader);
+    options.cert = match (args.tls_cert, args.tls_key) {
         (Some(cert), Some(key)) => CertSource::Files { cert, key },
         _ => CertSource::SelfSigned {
             dns_names: args.dns_names,
             write_ca: args.write_ca,
         },
     };
-    let options = ServeOptions {
-        addr: args.addr,
-        monitoring_addr: Some(args.monitoring_addr),
-        cert,
-        grace_period: args.grace_period,
-        max_concurrency: args.max_concurrency,
-        outcome_cache_bytes: args.outcome_cache_mib.saturating_mul(1 << 20),
-        ..ServeOptions::default()
-    };
-    // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
-    // context switches and per-thread allocator heaps. Admissions beyond them queue (their
-    // deadline still runs).
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(cores.max(2))
-        .build()
-        .context("cannot start the runtime")?;
     runtime
         .block_on(injector_server::run(
             options,
@@ -171,4 +235,32 @@ pub fn run(args: ServeArgs) -> Result<()> {
             injector_server::shutdown_signal(),
         ))
         .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// The configuration loader shared by file and cluster mode: the files (or ConfigMap keys)
+/// named `injector-config`, `values` and `mesh`, over the embedded defaults. Native sidecars are
+/// read from `native` on every load (cluster mode's `auto` changes it and reloads).
+fn config_loader(
+    revision: &str,
+    native: Arc<AtomicBool>,
+) -> impl Fn(&ConfigFiles) -> Result<Injector, String> + Send + Sync + 'static {
+    let revision = revision.to_owned();
+    move |files: &ConfigFiles| {
+        // Messages name the file (or `configmap/NS/NAME (data.KEY)`) the text came from.
+        let text = |name: &'static str| {
+            files
+                .file(name)
+                .map(|f| (f.path.to_str().unwrap_or(name), f.contents.as_str()))
+        };
+        let loaded = from_texts(text("injector-config"), text("values"), text("mesh"))?;
+        for warning in &loaded.warnings {
+            tracing::warn!(%warning, "configuration");
+        }
+        let options = Options {
+            revision: revision.clone(),
+            native_sidecars: native.load(Ordering::SeqCst),
+            ..Options::default()
+        };
+        Injector::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| e.to_string())
+    }
 }

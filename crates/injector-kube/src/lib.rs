@@ -1,0 +1,34 @@
+//! The sidecar injector's Kubernetes side (cluster mode of `serve`).
+//!
+//! In a cluster the injector runs as several replicas of a Deployment and must make the usual
+//! webhook failures impossible by construction: an empty or stale `caBundle` (x509 errors), a
+//! configuration edit nobody noticed, a replica serving a certificate the API server does not
+//! trust. This crate keeps them right, from watches, without ever touching an admission:
+//!
+//! * [`ca_set`] (pure): the CA Secret's contents and the steps of a CA rotation with overlap;
+//! * [`webhooks`] (pure): which webhook configurations are ours, and the server-side-apply
+//!   patch of their caBundle;
+//! * [`configmaps`] (pure): the injector and mesh ConfigMaps as the configuration loader's files;
+//! * [`nodes`] (pure): native sidecars `auto` from the kubelet versions;
+//! * [`certificates`]: the CA Secret, each replica's serving certificate, rotation and
+//!   caBundle patches (leader only);
+//! * [`runtime`]: the watches, the Lease, and the wiring of all of the above;
+//! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`).
+//!
+//! The engine and the decision logic never depend on this crate.
+
+pub mod ca_set;
+pub mod certificates;
+pub mod client;
+pub mod configmaps;
+pub mod events;
+pub mod nodes;
+pub mod runtime;
+pub mod status;
+mod watch;
+pub mod webhooks;
+
+pub use certificates::CertificateMode;
+pub use configmaps::ConfigMapNames;
+pub use runtime::{Cluster, ClusterOptions, NativeSidecars};
+pub use webhooks::WebhookSelection;

@@ -1,0 +1,206 @@
+//! `serve --cluster`: the flags of cluster mode and their translation into
+//! `injector_kube::ClusterOptions`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use injector_kube::ca_set::RotationPolicy;
+use injector_kube::{CertificateMode, ClusterOptions, ConfigMapNames, NativeSidecars, WebhookSelection};
+
+use super::serve::parse_duration;
+
+/// Cluster mode: certificates, caBundle, configuration and leader election through the
+/// Kubernetes API.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Cluster mode (--cluster)")]
+pub struct ClusterArgs {
+    /// Run as a cluster component: keep the CA and serving certificates in a Secret, patch the
+    /// caBundle of our webhook configurations (one leader, by Lease), and read the configuration
+    /// from its ConfigMaps, all through the Kubernetes API.
+    #[arg(long)]
+    pub cluster: bool,
+    /// Kubeconfig file (default: in-cluster service account, else KUBECONFIG or ~/.kube/config).
+    #[arg(long, value_name = "FILE", env = "KUBECONFIG", hide_env_values = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// The injector's namespace: its Secret, Lease and ConfigMaps (default: POD_NAMESPACE, the
+    /// in-cluster service account's namespace, else istio-system).
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// The Service in front of the replicas; the serving certificate is for NAME.NS.svc,
+    /// NAME.NS.svc.cluster.local, NAME.NS and NAME (plus --dns-name).
+    #[arg(long, value_name = "NAME", default_value = "istiod")]
+    pub service_name: String,
+    /// `self-managed`: our own CA in --ca-secret, created if absent, rotated with overlap.
+    /// `external`: cert-manager (or any tool) writes --tls-secret (tls.crt, tls.key, ca.crt); we
+    /// serve it and put its ca.crt in the caBundle.
+    #[arg(long, value_enum, default_value_t = CertMode::SelfManaged)]
+    pub certificates: CertMode,
+    /// The Secret holding our CA (self-managed).
+    #[arg(long, value_name = "NAME", default_value = "sidecar-injector-ca")]
+    pub ca_secret: String,
+    /// The Secret written by cert-manager or another tool (external).
+    #[arg(long, value_name = "NAME", default_value = "sidecar-injector-tls")]
+    pub tls_secret: String,
+    /// Validity of a new CA; it is rotated when a third is left.
+    #[arg(long, value_name = "DURATION", default_value = "8760h", value_parser = parse_duration)]
+    pub ca_validity: Duration,
+    /// How long a retired CA stays in the caBundle after replicas switched to the new one.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub ca_overlap: Duration,
+    /// Validity of each replica's serving certificate; renewed when a third is left.
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_duration)]
+    pub cert_validity: Duration,
+    /// How long a new CA must have been in every webhook's caBundle before it is served (the
+    /// API server needs a moment to see a new caBundle).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub ca_settle: Duration,
+    /// A MutatingWebhookConfiguration whose caBundle we keep (repeatable). Default:
+    /// istio-sidecar-injector (-REV for a revision) and every one labelled istio.io/rev=REV,
+    /// which includes Istio's revision tags.
+    #[arg(long = "webhook-config", value_name = "NAME")]
+    pub webhook_configs: Vec<String>,
+    /// Also every MutatingWebhookConfiguration with this label (KEY=VALUE, repeatable; all must
+    /// match).
+    #[arg(long = "webhook-label", value_name = "KEY=VALUE")]
+    pub webhook_labels: Vec<String>,
+    /// The injector ConfigMap (data.config, data.values). Default: istio-sidecar-injector[-REV].
+    #[arg(long, value_name = "NAME")]
+    pub injector_configmap: Option<String>,
+    /// The mesh ConfigMap (data.mesh). Default: istio[-REV]. Optional in the cluster.
+    #[arg(long, value_name = "NAME")]
+    pub mesh_configmap: Option<String>,
+    /// Namespace of the ConfigMaps (default: --namespace).
+    #[arg(long, value_name = "NS")]
+    pub config_namespace: Option<String>,
+    /// The Lease electing the replica that patches caBundles and rotates the CA. Default:
+    /// sidecar-injector-leader[-REV].
+    #[arg(long, value_name = "NAME")]
+    pub lease_name: Option<String>,
+    /// How long the Lease lasts without renewal: a replica that dies is replaced within it.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: Duration,
+    /// This replica's identity in the Lease (default: POD_NAME, else the host name and pid).
+    #[arg(long, value_name = "NAME")]
+    pub identity: Option<String>,
+    /// How often time-based steps (CA rotation, certificate renewal) are checked.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub resync: Duration,
+}
+
+/// `--certificates`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CertMode {
+    /// Our own CA in a Secret.
+    SelfManaged,
+    /// A Secret written by cert-manager or another tool.
+    External,
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn default_namespace() -> String {
+    env_nonempty("POD_NAMESPACE")
+        .or_else(|| {
+            std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+                .ok()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+        })
+        .unwrap_or_else(|| "istio-system".to_owned())
+}
+
+fn default_identity() -> String {
+    env_nonempty("POD_NAME").unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_else(|_| "sidecar-injector".to_owned());
+        format!("{host}-{}", std::process::id())
+    })
+}
+
+fn revision_suffix(revision: &str) -> String {
+    if revision.is_empty() || revision == "default" {
+        String::new()
+    } else {
+        format!("-{revision}")
+    }
+}
+
+impl ClusterArgs {
+    /// The options of cluster mode, for `revision`, with `dns_names` as extra certificate names
+    /// and `native` as the flag (`None`: auto).
+    pub fn options(
+        &self,
+        revision: &str,
+        dns_names: &[String],
+        native: Option<bool>,
+    ) -> Result<ClusterOptions> {
+        let namespace = self.namespace.clone().unwrap_or_else(default_namespace);
+        let mut webhooks = if self.webhook_configs.is_empty() && self.webhook_labels.is_empty() {
+            WebhookSelection::istio(revision)
+        } else {
+            WebhookSelection {
+                names: BTreeSet::new(),
+                labels: BTreeMap::new(),
+            }
+        };
+        webhooks.names.extend(self.webhook_configs.iter().cloned());
+        for label in &self.webhook_labels {
+            let Some((k, v)) = label.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
+                bail!("--webhook-label {label:?}: expected KEY=VALUE");
+            };
+            webhooks.labels.insert(k.trim().to_owned(), v.trim().to_owned());
+        }
+        let mut config =
+            ConfigMapNames::istio(self.config_namespace.as_deref().unwrap_or(&namespace), revision);
+        if let Some(name) = &self.injector_configmap {
+            config.injector = name.clone();
+        }
+        if let Some(name) = &self.mesh_configmap {
+            config.mesh = name.clone();
+        }
+        let certificates = match self.certificates {
+            CertMode::SelfManaged => {
+                if self.ca_validity < Duration::from_secs(30) {
+                    bail!("--ca-validity must be at least 30s");
+                }
+                CertificateMode::SelfManaged {
+                    secret: self.ca_secret.clone(),
+                    policy: RotationPolicy {
+                        ca_validity: self.ca_validity,
+                        overlap: self.ca_overlap,
+                    },
+                    leaf_validity: self.cert_validity.max(Duration::from_secs(10)),
+                    settle: self.ca_settle,
+                }
+            }
+            CertMode::External => CertificateMode::External {
+                secret: self.tls_secret.clone(),
+            },
+        };
+        Ok(ClusterOptions {
+            namespace,
+            service_name: self.service_name.clone(),
+            extra_names: dns_names.to_vec(),
+            certificates,
+            webhooks,
+            config,
+            lease_name: self
+                .lease_name
+                .clone()
+                .unwrap_or_else(|| format!("sidecar-injector-leader{}", revision_suffix(revision))),
+            identity: self.identity.clone().unwrap_or_else(default_identity),
+            lease_duration: self.lease_duration,
+            native_sidecars: native.map_or(NativeSidecars::Auto, NativeSidecars::Fixed),
+            resync: self.resync.max(Duration::from_millis(200)),
+        })
+    }
+}

@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# Cluster mode end to end: `sidecar-injector serve --cluster` as local processes against the real
+# kube-apiserver of tests/e2e/control-plane.sh, with a ServiceAccount token bound to exactly the
+# documented permissions (deploy/rbac-cluster-mode.yaml) as its only credential. Webhooks are
+# registered by `url: https://127.0.0.1:PORT/inject` only; nothing dials a Service or pod IP.
+#
+#   1. a MutatingWebhookConfiguration created with an EMPTY caBundle is filled by the injector
+#      and pods are then injected; another one it does not manage shows the x509 error until it
+#      is labelled istio.io/rev=default, then it is cured too (time to a patched caBundle and to
+#      the first admission are printed)
+#   2. two replicas: one CA (one Secret), one leader (Lease); the leader is SIGKILLed, the other
+#      takes over within the Lease duration; a caBundle edited by hand is put back
+#   3. CA rotation (CA validity shortened to 60 s) while pods are created in a loop: zero
+#      failed creations, and the CA Secret went through at least one promotion
+#   4. ConfigMap edits: a good one changes the next injection, a bad one is rejected (readyz,
+#      metric) while the previous behaviour continues; deleting the ConfigMap keeps the last
+#      good one; a replica whose ConfigMap does not exist is not ready and says why
+#   5. revision `canary` beside `default`, each injecting its own namespaces, and the revision
+#      tag `prod` (istio-revision-tag-prod, created with an empty caBundle) patched by canary
+#   6. least privilege: the token cannot read what it does not need
+#
+# Prints every check and last exactly one line "N passed, M failed"; exits non-zero on failure.
+#   CLUSTER_E2E_KEEP=1       keep the temp dir (logs); kept anyway on failure
+#   CLUSTER_E2E_TIMEOUT=60   seconds per poll
+#   SIDECAR_INJECTOR_BIN=... use this binary instead of building target/release/sidecar-injector
+# shellcheck disable=SC2317
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+E2E=cluster
+WAIT=${CLUSTER_E2E_TIMEOUT:-60}
+DEADLINE=""
+T0=$(date +%s%N)
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/sidecar-e2e-cluster.XXXXXX")
+CP_STARTED=""
+declare -A PID=() ADDR=() MON=() ARGS=()
+DURATIONS=()
+# shellcheck source=tests/e2e/lib.sh
+. "$HERE/lib.sh"
+
+finish() {
+  local rc=$? name
+  set +e
+  trap - INT TERM
+  if [ "$rc" -ne 0 ] && [ "$FAIL" -eq 0 ]; then bad "aborted (exit status $rc)"; fi
+  for name in "${!PID[@]}"; do stop_pid "${PID[$name]}"; done
+  if [ -n "$CP_STARTED" ]; then "$HERE/control-plane.sh" down "$DIR" >&2 || bad "control plane did not stop cleanly"; fi
+  if [ "$FAIL" -gt 0 ] || [ -n "${CLUSTER_E2E_KEEP:-}" ]; then
+    if [ "$FAIL" -gt 0 ]; then
+      for f in "$DIR"/logs/kube-apiserver.log "$DIR"/injector-*.log; do
+        [ -f "$f" ] || continue
+        echo "---- last 30 lines of $f ----" >&2; tail -n 30 "$f" >&2
+      done
+    fi
+    echo "$E2E: kept $DIR" >&2
+  else
+    rm -rf "$DIR"
+  fi
+  for d in "${DURATIONS[@]}"; do log "duration: $d"; done
+  log "duration: total $(secs_since "$T0") s"
+  echo "$PASS passed, $FAIL failed"
+  if [ "$FAIL" -gt 0 ] || [ "$PASS" -eq 0 ]; then exit 1; fi
+  exit 0
+}
+trap finish EXIT
+trap 'echo "$E2E: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130' INT TERM
+
+scenario() { SC_NAME=$1; SC_T0=$(date +%s%N); echo; log "==== scenario $1"; }
+scenario_end() { local d; d=$(secs_since "$SC_T0"); DURATIONS+=("scenario $SC_NAME: $d s"); log "==== scenario $SC_NAME took $d s"; }
+
+# ---------------------------------------------------------------------------- set-up
+build_release || exit 1
+command -v curl >/dev/null || { bad "curl is needed"; exit 1; }
+t=$(date +%s%N)
+CP_STARTED=1
+if "$HERE/control-plane.sh" up "$DIR" > "$DIR/up.out"; then ok "control plane up ($(secs_since "$t") s)"; else bad "control plane up"; exit 1; fi
+DEADLINE=$(( $(date +%s) + ${CLUSTER_E2E_BUDGET:-600} ))
+# shellcheck disable=SC1091
+. "$DIR/env"
+K() { "$DIR/kubectl" --request-timeout=30s "$@"; }
+SA() { K --kubeconfig "$DIR/sa.kubeconfig" "$@"; }
+
+check "namespace istio-system and the injector's permissions (deploy/rbac-cluster-mode.yaml; canary names added)" bash -c "
+  '$DIR/kubectl' create namespace istio-system &&
+  sed 's/resourceNames: \[sidecar-injector-ca, /resourceNames: [sidecar-injector-ca, sidecar-injector-ca-canary, /' '$ROOT/deploy/rbac-cluster-mode.yaml' | '$DIR/kubectl' apply -f -"
+make_sa_kubeconfig() {
+  local token
+  token=$(K -n istio-system create token sidecar-injector --duration=2h) || return 1
+  K --kubeconfig "$DIR/sa.kubeconfig" config set-cluster e2e --server="$KUBE_API_SERVER" \
+    --certificate-authority="$KUBE_CA_FILE" --embed-certs=true >/dev/null &&
+  K --kubeconfig "$DIR/sa.kubeconfig" config set-credentials injector --token="$token" >/dev/null &&
+  K --kubeconfig "$DIR/sa.kubeconfig" config set-context e2e --cluster=e2e --user=injector >/dev/null &&
+  K --kubeconfig "$DIR/sa.kubeconfig" config use-context e2e >/dev/null
+}
+check "a kubeconfig with the ServiceAccount's token only (kubectl create token)" make_sa_kubeconfig
+check "namespaces: e2e-enabled (istio-injection=enabled), e2e-unmanaged, e2e-canary (istio.io/rev=canary), e2e-prod (istio.io/rev=prod)" bash -c "
+  k='$DIR/kubectl'
+  \$k create namespace e2e-enabled && \$k label namespace e2e-enabled istio-injection=enabled &&
+  \$k create namespace e2e-unmanaged && \$k label namespace e2e-unmanaged e2e=unmanaged &&
+  \$k create namespace e2e-canary && \$k label namespace e2e-canary istio.io/rev=canary &&
+  \$k create namespace e2e-prod && \$k label namespace e2e-prod istio.io/rev=prod"
+for ns in e2e-enabled e2e-unmanaged e2e-canary e2e-prod; do
+  check "serviceaccount default exists in $ns" poll "$WAIT" K -n "$ns" get serviceaccount default
+done
+
+DEFAULTS=$ROOT/crates/injector-engine/defaults
+# configmap NAME TAG: the injector ConfigMap from the embedded default configuration, with the
+# proxy image tag TAG (so that each configuration's pods can be told apart)
+configmap() {
+  local name=$1 tag=$2
+  python3 - "$DEFAULTS/values.json" "$tag" > "$DIR/values-$name.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1])); v.setdefault("global", {})["tag"] = sys.argv[2]; print(json.dumps(v))
+PY
+  K -n istio-system create configmap "$name" --from-file=config="$DEFAULTS/injector-config.yaml" \
+    --from-file=values="$DIR/values-$name.json" --dry-run=client -o yaml | K apply -f -
+}
+check "ConfigMap istio-sidecar-injector (embedded default, tag e2e-1) and istio (mesh)" bash -c "
+  $(declare -f K configmap); DIR='$DIR'; DEFAULTS='$DEFAULTS'
+  configmap istio-sidecar-injector e2e-1 && K -n istio-system create configmap istio --from-file=mesh='$DEFAULTS/mesh.yaml'"
+
+# mwc NAME URL NSKEY NSVALUE [LABELS]: a MutatingWebhookConfiguration with an empty caBundle
+mwc() {
+  local name=$1 url=$2 key=$3 value=$4 labels=${5:-}
+  K apply -f - <<EOF2
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: $name
+  labels: {e2e: cluster${labels:+, $labels}}
+webhooks:
+- name: $name.sidecar-injector.e2e.invalid
+  clientConfig: {url: "$url"}
+  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods], scope: Namespaced}]
+  namespaceSelector: {matchLabels: {$key: $value}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  failurePolicy: Fail
+  timeoutSeconds: 10
+EOF2
+}
+bundle_of() { K get mutatingwebhookconfiguration "$1" -o jsonpath='{.webhooks[0].clientConfig.caBundle}'; }
+has_bundle() { [ -n "$(bundle_of "$1")" ]; }
+secret_ca() { K -n istio-system get secret "${1:-sidecar-injector-ca}" -o jsonpath='{.data.ca\.crt}'; }
+holder() { K -n istio-system get lease "${1:-sidecar-injector-leader}" -o jsonpath='{.spec.holderIdentity}'; }
+
+# start NAME [ARGS...]: start an injector (or restart it on the same ports); does not wait
+start() {
+  local name=$1; shift
+  if [ -z "${ADDR[$name]:-}" ]; then
+    local a m; alloc_port a; alloc_port m; ADDR[$name]=$a; MON[$name]=$m; ARGS[$name]="$*"
+  fi
+  # shellcheck disable=SC2086
+  "$BIN" serve --cluster --kubeconfig "$DIR/sa.kubeconfig" --namespace istio-system --service-name istiod \
+    --dns-name 127.0.0.1 --addr "127.0.0.1:${ADDR[$name]}" --monitoring-addr "127.0.0.1:${MON[$name]}" \
+    --identity "injector-$name" --ca-validity 60s --ca-overlap 8s --ca-settle 2s --cert-validity 30s \
+    --resync 1s --lease-duration 6s --log-format json ${ARGS[$name]} >> "$DIR/injector-$name.log" 2>&1 &
+  PID[$name]=$!
+}
+readyz() { curl -sS --max-time 2 "http://127.0.0.1:${MON[$1]}/readyz"; }
+is_ready() { readyz "$1" | grep -q '"ready":true'; }
+metric() { curl -sS --max-time 2 "http://127.0.0.1:${MON[$1]}/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+url() { echo "https://127.0.0.1:${ADDR[$1]}/inject"; }
+
+# pod NS NAME [dry]: create a pod; prints the istio-proxy image (empty: not injected) or fails
+pod() {
+  local ns=$1 name=$2 extra=()
+  [ "${3:-}" = dry ] && extra=(--dry-run=server)
+  printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\nspec:\n  containers:\n  - name: app\n    image: registry.invalid/pause:1\n' "$name" |
+    K -n "$ns" create -f - "${extra[@]}" -o jsonpath='{range .spec.initContainers[?(@.name=="istio-proxy")]}{.image}{end}{range .spec.containers[?(@.name=="istio-proxy")]}{.image}{end}'
+}
+injected_with() { local got; got=$(pod "$1" "$2" "${4:-}") || return 1; case "$got" in *":$3") return 0 ;; esac; echo "got image '$got', want tag $3"; return 1; }
+N=0   # pod names are p1, p2, ...: "p$((++N))" (arithmetic expansion runs in this shell)
+
+# ---------------------------------------------------------------------------- 1
+scenario "1: empty caBundle filled, x509 shown and cured"
+alloc_port PA; alloc_port MA; ADDR[a]=$PA; MON[a]=$MA; ARGS[a]=""
+check "MutatingWebhookConfiguration istio-sidecar-injector (managed) created with an empty caBundle" mwc istio-sidecar-injector "$(url a)" istio-injection enabled
+check "MutatingWebhookConfiguration unmanaged-e2e (not ours yet) created with an empty caBundle" mwc unmanaged-e2e "$(url a)" e2e unmanaged
+T_START=$(date +%s%N)
+start a
+run "injector a ready (config from its ConfigMap, certificate from a new CA)" poll "$WAIT" is_ready a
+T_READY=$(secs_since "$T_START")
+run "the caBundle of istio-sidecar-injector is filled" poll "$WAIT" has_bundle istio-sidecar-injector
+T_BUNDLE=$(secs_since "$T_START")
+run "a pod in e2e-enabled is injected (proxy tag e2e-1)" poll "$WAIT" injected_with e2e-enabled "p$((++N))" e2e-1 dry
+T_FIRST=$(secs_since "$T_START")
+log "start to ready: $T_READY s; to a patched caBundle: $T_BUNDLE s; to the first admission served through the API server: $T_FIRST s"
+DURATIONS+=("injector start -> ready $T_READY s, -> caBundle patched $T_BUNDLE s, -> first admission $T_FIRST s")
+check "the CA Secret istio-system/sidecar-injector-ca was created, and the caBundle holds its CA" bash -c "
+  [ \"\$('$DIR/kubectl' -n istio-system get secret sidecar-injector-ca -o jsonpath='{.data.ca\.crt}' | base64 -d | head -c 27)\" = '-----BEGIN CERTIFICATE-----' ]"
+check "unmanaged-e2e keeps its empty caBundle" bash -c "[ -z \"\$('$DIR/kubectl' get mutatingwebhookconfiguration unmanaged-e2e -o jsonpath='{.webhooks[0].clientConfig.caBundle}')\" ]"
+expect_x509() { local out; if out=$(pod e2e-unmanaged "p$((++N))" 2>&1); then echo "created: $out"; return 1; fi; echo "$out" | grep -q 'x509: certificate signed by unknown authority' || { echo "$out"; return 1; }; log "    kubectl said: $out"; }
+run "a pod in e2e-unmanaged fails: x509: certificate signed by unknown authority" expect_x509
+check "label unmanaged-e2e istio.io/rev=default" K label mutatingwebhookconfiguration unmanaged-e2e istio.io/rev=default
+t=$(date +%s%N)
+run "its caBundle is filled" poll "$WAIT" has_bundle unmanaged-e2e
+log "labelled to patched: $(secs_since "$t") s"
+run "a pod in e2e-unmanaged is now created and injected" poll "$WAIT" injected_with e2e-unmanaged "p$((++N))" e2e-1
+scenario_end
+
+# ---------------------------------------------------------------------------- 2
+scenario "2: two replicas, one CA, one leader; failover; a hand-edited caBundle is put back"
+CA_BEFORE=$(secret_ca)
+start b
+run "injector b ready" poll "$WAIT" is_ready b
+check "b reuses the CA Secret (no second CA)" bash -c "[ \"\$('$DIR/kubectl' -n istio-system get secrets -l app.kubernetes.io/managed-by=sidecar-injector -o name | wc -l)\" = 1 ]"
+run "the Lease is held by injector-a" poll "$WAIT" bash -c "[ \"\$('$DIR/kubectl' -n istio-system get lease sidecar-injector-leader -o jsonpath='{.spec.holderIdentity}')\" = injector-a ]"
+check "b reports itself not leading (metric sidecar_injector_leader 0)" bash -c "[ \"\$(curl -s http://127.0.0.1:${MON[b]}/metrics | awk '\$1==\"sidecar_injector_leader\"{print \$2}')\" = 0 ]"
+check "point istio-sidecar-injector at b" K patch mutatingwebhookconfiguration istio-sidecar-injector --type=json \
+  -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/clientConfig/url\",\"value\":\"$(url b)\"}]"
+run "pods are injected through b" poll "$WAIT" injected_with e2e-enabled "p$((++N))" e2e-1
+t=$(date +%s%N)
+stop_pid "${PID[a]}" KILL; unset "PID[a]"
+run "after SIGKILL of the leader a, b holds the Lease" poll 30 bash -c "[ \"\$('$DIR/kubectl' -n istio-system get lease sidecar-injector-leader -o jsonpath='{.spec.holderIdentity}')\" = injector-b ]"
+T_TAKEOVER=$(secs_since "$t")
+check "b took over within the Lease duration (6 s) plus one renewal ($T_TAKEOVER s)" bash -c "awk -v t=$T_TAKEOVER 'BEGIN { exit !(t <= 9) }'"
+DURATIONS+=("leader failover after SIGKILL: $T_TAKEOVER s (Lease duration 6 s)")
+GOOD=$(bundle_of istio-sidecar-injector)
+check "edit the caBundle of istio-sidecar-injector by hand (another CA)" K patch mutatingwebhookconfiguration istio-sidecar-injector --type=json \
+  -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(printf 'not a CA' | base64)\"}]"
+t=$(date +%s%N)
+run "the leader puts our caBundle back" poll "$WAIT" bash -c "b=\$('$DIR/kubectl' get mutatingwebhookconfiguration istio-sidecar-injector -o jsonpath='{.webhooks[0].clientConfig.caBundle}'); [ -n \"\$b\" ] && [ \"\$b\" != \"$(printf 'not a CA' | base64)\" ]"
+log "hand edit put back after $(secs_since "$t") s"
+run "pods are injected again" poll "$WAIT" injected_with e2e-enabled "p$((++N))" e2e-1
+start a
+run "a restarted and ready again, following b" poll "$WAIT" is_ready a
+check "the CA Secret is still one Secret" bash -c "[ \"\$('$DIR/kubectl' -n istio-system get secrets -l app.kubernetes.io/managed-by=sidecar-injector -o name | wc -l)\" = 1 ]"
+[ -n "$CA_BEFORE" ] && ok "CA fingerprint before: recorded" || bad "no CA before"
+scenario_end
+
+# ---------------------------------------------------------------------------- 3
+scenario "3: CA rotation while pods are being created"
+check "point istio-sidecar-injector at a (a follower: rotation is the leader's, serving is everyone's)" K patch mutatingwebhookconfiguration istio-sidecar-injector --type=json \
+  -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/clientConfig/url\",\"value\":\"$(url a)\"}]"
+run "pods are injected through a" poll "$WAIT" injected_with e2e-enabled "p$((++N))" e2e-1
+declare -A SEEN_CA=()
+SEEN_CA[$(secret_ca)]=1
+created=0; failed=0; end=$(( $(date +%s) + ${CLUSTER_E2E_ROTATION_SECONDS:-75} ))
+while [ "$(date +%s)" -lt "$end" ]; do
+  N=$((N + 1)); name=p$N
+  if out=$(injected_with e2e-enabled "$name" e2e-1 2>&1); then created=$((created + 1)); else failed=$((failed + 1)); log "    creation of $name failed: $out"; fi
+  ca=$(secret_ca 2>/dev/null || true); [ -n "$ca" ] && SEEN_CA[$ca]=1
+done
+log "pods created: $created, failed: $failed; CAs seen in the Secret: ${#SEEN_CA[@]}"
+DURATIONS+=("rotation scenario: $created pods created, $failed failed, ${#SEEN_CA[@]} CAs")
+check "zero failed creations during the rotations ($created created)" bash -c "[ $failed -eq 0 ] && [ $created -gt 20 ]"
+check "the CA was rotated at least once (current CA changed in the Secret)" bash -c "[ ${#SEEN_CA[@]} -ge 2 ]"
+check "a rotation step was logged by the leader" bash -c "cat '$DIR'/injector-*.log | grep -q 'every webhook trusts the next CA'"
+check "the served certificate switched CA without a restart" bash -c "cat '$DIR'/injector-*.log | grep -q 'serving certificate issued by the new CA'"
+scenario_end
+
+# ---------------------------------------------------------------------------- 4
+scenario "4: ConfigMap edits: good, bad, deleted"
+check "good edit: the proxy tag becomes e2e-2" bash -c "$(declare -f K configmap); DIR='$DIR'; DEFAULTS='$DEFAULTS'; configmap istio-sidecar-injector e2e-2"
+run "the next pod gets tag e2e-2" poll "$WAIT" injected_with e2e-enabled "p$((++N))" e2e-2 dry
+check "bad edit: data.config is not YAML" bash -c "'$DIR/kubectl' -n istio-system create configmap istio-sidecar-injector \
+  --from-literal=config=\$'policy: [enabled\n  templates: {\n' --from-file=values='$DIR/values-istio-sidecar-injector.json' --dry-run=client -o yaml | '$DIR/kubectl' apply -f -"
+rejected() { readyz "$1" | grep -q '"lastReloadError":"[^"]' && [ "$(metric "$1" sidecar_injector_config_last_reload_success)" = 0 ]; }
+run "a rejects it: /readyz shows the error and sidecar_injector_config_last_reload_success is 0" poll "$WAIT" rejected a
+check "a stays ready" is_ready a
+log "    readyz: $(readyz a | head -c 400)"
+run "pods are still injected with the last good configuration (tag e2e-2)" injected_with e2e-enabled "p$((++N))" e2e-2
+check "delete the ConfigMap" K -n istio-system delete configmap istio-sidecar-injector
+deleted() { readyz a | grep -q 'was deleted; keeping the last good configuration'; }
+run "a says the ConfigMap was deleted and keeps the last good configuration" poll "$WAIT" deleted
+run "pods are still injected (tag e2e-2)" injected_with e2e-enabled "p$((++N))" e2e-2
+check "recreate it with tag e2e-3" bash -c "$(declare -f K configmap); DIR='$DIR'; DEFAULTS='$DEFAULTS'; configmap istio-sidecar-injector e2e-3"
+run "the next pod gets tag e2e-3, and the error is gone" poll "$WAIT" bash -c "$(declare -f K pod injected_with readyz); DIR='$DIR'; MON_a=${MON[a]}; injected_with e2e-enabled probe e2e-3 dry && ! curl -s http://127.0.0.1:\$MON_a/readyz | grep -q '\"lastReloadError\":\"'"
+start missing --injector-configmap missing-e2e --lease-name sidecar-injector-leader-missing
+notready_why() { local body; body=$(readyz missing) || return 1; echo "$body" | grep -q '"ready":false' && echo "$body" | grep -q 'ConfigMap istio-system/missing-e2e does not exist'; }
+run "a replica whose ConfigMap does not exist is not ready and says why" poll "$WAIT" notready_why
+stop_pid "${PID[missing]}"; unset "PID[missing]"
+scenario_end
+
+# ---------------------------------------------------------------------------- 5
+scenario "5: revision canary beside default, and the revision tag prod"
+check "ConfigMaps istio-sidecar-injector-canary (tag canary-1) and istio-canary" bash -c "
+  $(declare -f K configmap); DIR='$DIR'; DEFAULTS='$DEFAULTS'
+  configmap istio-sidecar-injector-canary canary-1 && K -n istio-system create configmap istio-canary --from-file=mesh='$DEFAULTS/mesh.yaml'"
+alloc_port PC; alloc_port MC; ADDR[c]=$PC; MON[c]=$MC; ARGS[c]="--revision canary --ca-secret sidecar-injector-ca-canary"
+check "istio-sidecar-injector-canary (for istio.io/rev=canary) and istio-revision-tag-prod (istio.io/rev=canary, istio.io/tag=prod; for istio.io/rev=prod), empty caBundles" bash -c "
+  $(declare -f K mwc); DIR='$DIR'
+  mwc istio-sidecar-injector-canary '$(url c)' istio.io/rev canary 'istio.io/rev: canary' &&
+  mwc istio-revision-tag-prod '$(url c)' istio.io/rev prod 'istio.io/rev: canary, istio.io/tag: prod'"
+start c
+run "injector c (revision canary) ready" poll "$WAIT" is_ready c
+run "c patched the canary webhook" poll "$WAIT" has_bundle istio-sidecar-injector-canary
+run "c patched the revision tag's webhook" poll "$WAIT" has_bundle istio-revision-tag-prod
+CANARY_POD=p$((++N))
+run "e2e-canary pods get canary's proxy (tag canary-1)" poll "$WAIT" injected_with e2e-canary "$CANARY_POD" canary-1
+run "e2e-prod pods (tag prod -> canary) get canary's proxy" poll "$WAIT" injected_with e2e-prod "p$((++N))" canary-1
+run "e2e-enabled pods still get default's (tag e2e-3)" injected_with e2e-enabled "p$((++N))" e2e-3
+status_rev() { K -n e2e-canary get pod "$1" -o jsonpath='{.metadata.annotations.sidecar\.istio\.io/status}' | grep -q '"revision":"canary"'; }
+run "the canary pod's status annotation names revision canary" status_rev "$CANARY_POD"
+check "the default revision's caBundle is not canary's" bash -c "[ \"\$('$DIR/kubectl' get mutatingwebhookconfiguration istio-sidecar-injector-canary -o jsonpath='{.webhooks[0].clientConfig.caBundle}')\" != \"\$('$DIR/kubectl' get mutatingwebhookconfiguration istio-sidecar-injector -o jsonpath='{.webhooks[0].clientConfig.caBundle}')\" ]"
+run "the canary Lease is held by c" poll "$WAIT" bash -c "[ \"\$('$DIR/kubectl' -n istio-system get lease sidecar-injector-leader-canary -o jsonpath='{.spec.holderIdentity}')\" = injector-c ]"
+scenario_end
+
+# ---------------------------------------------------------------------------- 6
+scenario "6: least privilege"
+cannot() { [ "$(SA auth can-i "$@" 2>/dev/null)" = no ]; }
+check "the token cannot list pods" cannot list pods -A
+check "the token cannot read other Secrets of istio-system" cannot get secret/other -n istio-system
+check "the token cannot read Secrets of other namespaces" cannot get secret/sidecar-injector-ca -n e2e-enabled
+check "the token cannot update ConfigMaps" cannot update configmaps -n istio-system
+check "the token cannot delete webhook configurations" cannot delete mutatingwebhookconfigurations
+for name in a b c; do check "injector $name still running" alive "${PID[$name]}"; done
+scenario_end
