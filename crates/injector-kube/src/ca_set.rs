@@ -25,6 +25,9 @@ use std::time::Duration;
 use injector_server::pki::{self, CaMaterial};
 use time::OffsetDateTime;
 
+/// How far a generated CA's notBefore is set back, for clocks that lag.
+const BACKDATE: time::Duration = time::Duration::minutes(5);
+
 /// Secret keys.
 pub const CA_CERT: &str = "ca.crt";
 /// The current CA's private key.
@@ -128,16 +131,21 @@ impl Ca {
 
     /// Generates a CA valid from five minutes ago (clock skew) for `validity`.
     pub fn generate(now: OffsetDateTime, validity: Duration) -> Result<Ca, String> {
-        let not_before = now - time::Duration::minutes(5);
+        let not_before = now - BACKDATE;
         let not_after = now + validity;
         let name = format!("sidecar-injector CA {}", now.unix_timestamp());
         let material = pki::generate_ca(&name, not_before, not_after)?;
         Ca::from_pem(&material.cert_pem, &material.key_pem)
     }
 
-    /// Whether less than a third of this CA's validity is left at `now` (Unix seconds).
-    pub fn due_for_rotation(&self, now: i64) -> bool {
-        let life = (self.not_after - self.not_before).max(1);
+    /// Whether less than a third of this CA's validity is left at `now` (Unix seconds). The
+    /// validity is the policy's, or the certificate's own if shorter — without the minutes a
+    /// generated CA is backdated by for clock skew, which would make a short-lived CA look due
+    /// at once.
+    pub fn due_for_rotation(&self, now: i64, policy_validity: Duration) -> bool {
+        let own = self.not_after - self.not_before - BACKDATE.whole_seconds();
+        let policy = i64::try_from(policy_validity.as_secs()).unwrap_or(i64::MAX);
+        let life = own.min(policy).max(1);
         self.not_after - now < life / 3
     }
 }
@@ -303,7 +311,7 @@ impl CaSet {
             }
             return Ok(None);
         }
-        if self.current.due_for_rotation(t) && self.previous.is_none() {
+        if self.current.due_for_rotation(t, policy.ca_validity) && self.previous.is_none() {
             let mut set = self.clone();
             set.next = Some(Ca::generate(now, policy.ca_validity)?);
             return Ok(Some((
@@ -369,6 +377,24 @@ mod tests {
             "a key of another CA is refused"
         );
         assert!(CaSet::from_secret_data(&BTreeMap::new()).is_err());
+    }
+
+    #[test]
+    fn a_short_lived_ca_is_not_due_at_birth() {
+        let now = OffsetDateTime::now_utc();
+        let validity = Duration::from_secs(60);
+        let ca = Ca::generate(now, validity).expect("ca");
+        let t = now.unix_timestamp();
+        assert!(
+            !ca.due_for_rotation(t, validity),
+            "the 5 minutes of backdating do not count"
+        );
+        assert!(!ca.due_for_rotation(t + 35, validity));
+        assert!(ca.due_for_rotation(t + 41, validity), "a third of 60 s left");
+        assert!(
+            ca.due_for_rotation(t + 41, Duration::from_secs(365 * 86400)),
+            "the certificate's own life when shorter"
+        );
     }
 
     #[test]
