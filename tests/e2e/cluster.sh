@@ -17,7 +17,9 @@
 #      good one; a replica whose ConfigMap does not exist is not ready and says why
 #   5. revision `canary` beside `default`, each injecting its own namespaces, and the revision
 #      tag `prod` (istio-revision-tag-prod, created with an empty caBundle) patched by canary
-#   6. least privilege: the token cannot read what it does not need
+#   6. Events on the owning Deployment for injected and skipped pods; a scale-up to 40 replicas
+#      makes one Event whose series count is 40
+#   7. least privilege: the token cannot read what it does not need
 #
 # Prints every check and last exactly one line "N passed, M failed"; exits non-zero on failure.
 #   CLUSTER_E2E_KEEP=1       keep the temp dir (logs); kept anyway on failure
@@ -299,7 +301,43 @@ run "the canary Lease is held by c" poll "$WAIT" bash -c "[ \"\$('$DIR/kubectl' 
 scenario_end
 
 # ---------------------------------------------------------------------------- 6
-scenario "6: least privilege"
+scenario "6: Events on the Deployment: injected, skipped; one Event for a scale-up"
+deployment() {   # deployment NAME REPLICAS HOSTNETWORK
+  K -n e2e-enabled apply -f - <<EOF2
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1}
+spec:
+  replicas: $2
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+      hostNetwork: $3
+      containers: [{name: app, image: registry.invalid/pause:1}]
+EOF2
+}
+# events_of NAME REASON: "count series.count" of the Events of ours regarding Deployment NAME
+events_of() {
+  K -n e2e-enabled get events.v1.events.k8s.io -o json | python3 -c '
+import json, sys
+name, reason = sys.argv[1], sys.argv[2]
+items = [e for e in json.load(sys.stdin)["items"]
+         if e.get("regarding", {}).get("kind") == "Deployment" and e["regarding"].get("name") == name
+         and e.get("reason") == reason and e.get("reportingController") == "sidecar-injector.istio.io"]
+print(len(items), max([(e.get("series") or {}).get("count", 1) for e in items] or [0]))' "$1" "$2"
+}
+check "Deployment web (3 replicas) and Deployment hostnet (hostNetwork: true, 1 replica)" bash -c "$(declare -f K deployment); DIR='$DIR'; deployment web 3 false && deployment hostnet 1 true"
+run "an Event SidecarInjected on Deployment web" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of web SidecarInjected | cut -d' ' -f1)\" = 1 ]"
+run "an Event SidecarInjectionSkipped on Deployment hostnet (host network)" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of hostnet SidecarInjectionSkipped | cut -d' ' -f1)\" = 1 ]"
+check "scale web to 40 replicas" K -n e2e-enabled scale deployment web --replicas=40
+run "40 pods of web exist" poll 120 bash -c "[ \"\$('$DIR/kubectl' -n e2e-enabled get pods -l app=web -o name | wc -l)\" = 40 ]"
+run "still one Event for web, its count 40" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of web SidecarInjected)\" = '1 40' ]"
+log "    events for web: $(events_of web SidecarInjected) (Events, series count)"
+scenario_end
+
+# ---------------------------------------------------------------------------- 7
+scenario "7: least privilege"
 cannot() { [ "$(SA auth can-i "$@" 2>/dev/null)" = no ]; }
 check "the token cannot list pods" cannot list pods -A
 check "the token cannot read other Secrets of istio-system" cannot get secret/other -n istio-system
