@@ -74,13 +74,14 @@ pub mod admission;
 pub mod config_store;
 mod handler;
 mod injector;
-mod logging;
+pub mod logging;
 mod metrics;
 mod monitoring;
 mod outcome_cache;
 pub mod path_params;
 mod readiness;
 mod server;
+pub mod startup;
 pub mod tls;
 mod watch;
 

@@ -7,5 +7,7 @@
 
 mod explain;
 mod inject;
+mod readme;
 mod serve;
+mod serve_startup;
 mod util;
