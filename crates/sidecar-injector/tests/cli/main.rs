@@ -10,4 +10,5 @@ mod inject;
 mod readme;
 mod serve;
 mod serve_startup;
+mod template;
 mod util;
