@@ -1,11 +1,12 @@
-//! `explain`: why a pod is (or is not) injected, in the terms of the seed's troubleshooting page.
-//!
-//! The seed names three conditions — the webhook's namespaceSelector, the default policy, the
-//! pod's `sidecar.istio.io/inject` — and this module evaluates them in the order the cluster does:
+//! `explain`: why a pod is (or is not) injected, in terms of the three conditions that decide
+//! injection — the webhook's namespaceSelector, the default policy, the pod's
+//! `sidecar.istio.io/inject` — evaluated in the order the cluster does:
 //! first the API server's gate ([`crate::gate`]), then the injector's decision
 //! ([`crate::decision`]). The result names the rule that decided, lists every check with its
 //! inputs, carries warnings about settings that look effective but are not, and proposes the
 //! commands that would flip the outcome.
+
+pub mod istio_chart;
 
 use serde::Serialize;
 
@@ -28,13 +29,39 @@ pub enum ConfigOrigin {
     File,
 }
 
+/// Which webhooks the API server is taken to have.
+#[derive(Debug, Clone, Copy)]
+pub enum Webhooks<'a> {
+    /// The cluster's MutatingWebhookConfigurations, as given.
+    Given(&'a [WebhookConfiguration]),
+    /// None given: the webhooks Istio's chart installs for this revision (see [`istio_chart`]).
+    IstioChart {
+        /// The revision (`default` for the default revision).
+        revision: &'a str,
+    },
+    /// The API server is assumed to call the injector whatever the labels (`--webhook none`).
+    AssumeCalled,
+}
+
+/// Where the webhooks `explain` checked came from, as reported in JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WebhookSource {
+    /// Given by the user.
+    Given,
+    /// Assumed: the webhooks of Istio's chart.
+    IstioChart,
+    /// Not checked: the injector is assumed to be called.
+    AssumedCalled,
+}
+
 /// What `explain` knows besides the workload.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
     /// The pod's namespace object, when given.
     pub namespace: Option<&'a NamespaceFacts>,
-    /// The MutatingWebhookConfigurations, when given.
-    pub webhooks: Option<&'a [WebhookConfiguration]>,
+    /// The webhooks the API server has.
+    pub webhooks: Webhooks<'a>,
     /// The injector configuration (Istio's defaults when none was given).
     pub config: &'a InjectorConfig,
     /// Where the configuration came from.
@@ -70,12 +97,12 @@ pub struct Step {
     pub decisive: bool,
 }
 
-/// The seed's three conditions.
+/// The three conditions that decide injection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Conditions {
     /// Whether a webhook registered for pod creation has a namespaceSelector that matches the
-    /// namespace; `null` when no webhook configuration was given.
+    /// namespace; `null` when the webhooks were not checked (`--webhook none`).
     pub namespace_selector_matches: Option<bool>,
     /// The namespaceSelectors considered, printed like kubectl.
     pub namespace_selectors: Vec<String>,
@@ -110,8 +137,11 @@ pub struct Explanation {
     pub name: String,
     /// The namespace its pods are created in.
     pub namespace: String,
-    /// Whether the API server calls an injection webhook; `null` without `--webhook`.
+    /// Whether the API server calls an injection webhook; `null` when that is assumed
+    /// (`--webhook none`).
     pub webhook_called: Option<bool>,
+    /// Where the webhooks checked came from.
+    pub webhook_source: WebhookSource,
     /// Whether the pod ends up with a sidecar.
     pub injected: bool,
     /// One sentence naming the rule that decided.
@@ -120,7 +150,7 @@ pub struct Explanation {
     /// `ignoredNamespace`, `podOverride`, `neverInjectSelector`, `alwaysInjectSelector`,
     /// `defaultPolicy`, `invalidPolicy`).
     pub decided_by: String,
-    /// The seed's three conditions.
+    /// The three conditions that decide injection.
     pub conditions: Conditions,
     /// Every check, in the order the cluster makes them.
     pub steps: Vec<Step>,
@@ -133,6 +163,7 @@ pub struct Explanation {
 /// Explains the injection of the pod that `workload` creates.
 pub fn explain(workload: &PodTemplate, context: Context<'_>) -> Explanation {
     let mut warnings = workload.misplaced_settings();
+    warnings.extend(crate::ignored_annotations::warnings(&workload.annotations));
     let namespace = resolve_namespace(workload, context.namespace, &mut warnings);
 
     let decision = decision::decide(
@@ -146,9 +177,25 @@ pub fn explain(workload: &PodTemplate, context: Context<'_>) -> Explanation {
     );
     warnings.extend(decision.warnings.iter().cloned());
 
-    let verdicts = context
-        .webhooks
-        .map(|configurations| gate::evaluate(configurations, &namespace, &workload.labels));
+    let assumed;
+    let (configurations, webhook_source) = match context.webhooks {
+        Webhooks::Given(configurations) => (Some(configurations), WebhookSource::Given),
+        Webhooks::IstioChart { revision } => {
+            assumed = [istio_chart::webhooks(revision)];
+            warnings.push(format!(
+                "no --webhook given: assuming the webhooks Istio's chart installs for revision {:?} ({}: {}): {} \
+                 (pass --webhook FILE to check your cluster's own, or --webhook none to assume the injector is called)",
+                if revision.is_empty() { istio_chart::DEFAULT_REVISION } else { revision },
+                assumed[0].name,
+                assumed[0].webhooks.iter().map(|w| w.name.as_str()).collect::<Vec<_>>().join(", "),
+                istio_chart::summary(revision),
+            ));
+            (Some(&assumed[..]), WebhookSource::IstioChart)
+        }
+        Webhooks::AssumeCalled => (None, WebhookSource::AssumedCalled),
+    };
+    let verdicts =
+        configurations.map(|configurations| gate::evaluate(configurations, &namespace, &workload.labels));
     let called = verdicts
         .as_ref()
         .map(|verdicts| verdicts.iter().any(|v| v.called));
@@ -159,7 +206,7 @@ pub fn explain(workload: &PodTemplate, context: Context<'_>) -> Explanation {
             steps.extend(verdicts.iter().flat_map(|v| gate_steps(v, called == Some(false))));
         }
         None => warnings.push(
-            "no --webhook given: assuming the API server calls the injector (pass the MutatingWebhookConfiguration \
+            "--webhook none: assuming the API server calls the injector (pass the MutatingWebhookConfiguration \
              to check its namespaceSelector and objectSelector)"
                 .to_owned(),
         ),
@@ -206,6 +253,7 @@ pub fn explain(workload: &PodTemplate, context: Context<'_>) -> Explanation {
         name: workload.owner.name.clone(),
         namespace: namespace.name.clone(),
         webhook_called: called,
+        webhook_source,
         injected,
         reason,
         decided_by,

@@ -8,6 +8,7 @@ pub mod config;
 pub mod decision;
 pub mod explain;
 pub mod gate;
+pub mod ignored_annotations;
 pub mod object;
 pub mod selector;
 pub mod validation;

@@ -41,6 +41,7 @@ use crate::{
 
 mod data;
 mod overrides;
+mod preview;
 mod template_pod;
 
 pub use data::TemplateInputs;

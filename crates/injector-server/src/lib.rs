@@ -75,7 +75,7 @@ pub mod config_store;
 mod extension;
 mod handler;
 mod injector;
-mod logging;
+pub mod logging;
 mod metrics;
 mod monitoring;
 mod outcome_cache;
@@ -83,6 +83,7 @@ pub mod path_params;
 pub mod pki;
 mod readiness;
 mod server;
+pub mod startup;
 pub mod tls;
 mod watch;
 

@@ -1,4 +1,11 @@
-//! Logging setup with `tracing`.
+//! Logging setup with `tracing`: where log lines go and how they look.
+//!
+//! Lines go to stderr, each starting with an RFC 3339 UTC time (`2026-12-01T21:10:15.123456Z`);
+//! times inside fields are RFC 3339 too ([`rfc3339`]). Colours (ANSI escape codes) are used only
+//! when stderr is a terminal and `NO_COLOR` is unset or empty, so a redirected log or a log
+//! collector never receives escape codes.
+
+use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
 
@@ -23,13 +30,34 @@ impl std::str::FromStr for LogFormat {
     }
 }
 
-/// Installs the global subscriber: `RUST_LOG` filter (default `info`), to stderr.
+/// Whether log lines may carry colours: only on a terminal, and not when `NO_COLOR` is set to a
+/// non-empty value (<https://no-color.org>).
+pub fn use_ansi(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(|value| value.is_empty())
+}
+
+/// `unix_seconds` as an RFC 3339 UTC time (`2027-03-01T12:00:00Z`), for log fields; the number
+/// itself when it is out of range.
+pub fn rfc3339(unix_seconds: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(unix_seconds)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| unix_seconds.to_string())
+}
+
+/// Installs the global subscriber: `RUST_LOG` filter (default `info`), to stderr, coloured only
+/// when [`use_ansi`] says so.
 ///
 /// Returns an error (instead of panicking) if a subscriber is already installed.
 pub fn init_logging(format: LogFormat) -> Result<(), String> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let ansi = use_ansi(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.try_init(),
@@ -51,5 +79,24 @@ mod tests {
         assert_eq!("json".parse::<LogFormat>(), Ok(LogFormat::Json));
         assert_eq!("text".parse::<LogFormat>(), Ok(LogFormat::Text));
         assert!("yaml".parse::<LogFormat>().is_err());
+    }
+
+    #[test]
+    fn colours_only_on_a_terminal_without_no_color() {
+        use std::ffi::OsStr;
+        assert!(use_ansi(true, None));
+        assert!(
+            use_ansi(true, Some(OsStr::new(""))),
+            "an empty NO_COLOR does not count"
+        );
+        assert!(!use_ansi(true, Some(OsStr::new("1"))));
+        assert!(!use_ansi(false, None), "redirected: no escape codes");
+    }
+
+    #[test]
+    fn times_are_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_803_470_400), "2027-02-24T12:00:00Z");
+        assert_eq!(rfc3339(i64::MAX), i64::MAX.to_string());
     }
 }

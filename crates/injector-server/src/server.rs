@@ -226,6 +226,7 @@ impl<I: Injector> Server<I> {
         // metrics and readiness stay observable while draining.
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let (mon_stop_tx, mon_stop_rx) = tokio::sync::watch::channel(false);
+        let monitoring_addr = monitoring.as_ref().and_then(|l| l.local_addr().ok());
         let monitoring_task = monitoring.map(|l| {
             let shared = shared.clone();
             let stop = mon_stop_rx.clone();
@@ -249,8 +250,9 @@ impl<I: Injector> Server<I> {
         let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(1);
         let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
         shared.readiness.set_listening();
-        tracing::info!(addr = %listener.local_addr().map_err(|e| Error::Io(e.to_string()))?,
-            "sidecar injector webhook listening (HTTPS)");
+        let addr = listener.local_addr().map_err(|e| Error::Io(e.to_string()))?;
+        tracing::info!(%addr, "sidecar injector webhook listening (HTTPS): POST /inject");
+        tracing::info!("{}", crate::startup::try_it(addr, monitoring_addr, &options.cert));
 
         tokio::pin!(shutdown);
         loop {

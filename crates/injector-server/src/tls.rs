@@ -30,6 +30,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::Error;
+use crate::logging::rfc3339;
 use crate::metrics::ReloadMetrics;
 use crate::watch::{self, WatchHandle, WatchOptions};
 
@@ -202,7 +203,7 @@ impl CertStore {
                 .map_err(Error::Certificate)
         }) {
             Ok(info) => {
-                tracing::info!(serial = %info.serial, not_after = info.not_after, "self-signed serving certificate renewed");
+                tracing::info!(serial = %info.serial, not_after = %rfc3339(info.not_after), "self-signed serving certificate renewed");
                 true
             }
             Err(error) => {
@@ -234,7 +235,7 @@ impl CertStore {
         let files: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
         match result {
             Ok(info) => tracing::info!(?files, subject = %info.subject, serial = %info.serial,
-                not_after = info.not_after, "serving certificate loaded"),
+                not_after = %rfc3339(info.not_after), "serving certificate loaded"),
             Err(error) => {
                 self.inner.metrics.record(false);
                 if let Ok(mut s) = self.inner.status.lock() {
@@ -458,13 +459,18 @@ impl SelfSignedCa {
         };
         let der = CertificateDer::from_pem_slice(ca.pem.as_bytes())
             .map_err(|e| Error::Certificate(format!("CA PEM: {e}")))?;
-        tracing::info!(
-            ca_file = write_ca.map(|p| p.display().to_string()),
-            ca_sha256 = %fingerprint(der.as_ref()),
-            "self-signed CA ready; trust it (caBundle) to call the webhook"
-        );
-        if write_ca.is_none() {
-            tracing::info!(ca_pem = %ca.pem, "self-signed CA certificate (no file given to write it to)");
+        // The CA is named by its file and a one-line fingerprint; its PEM never goes into a log
+        // line (a multi-line value breaks line-oriented log collectors).
+        match write_ca {
+            Some(path) => tracing::info!(
+                ca_file = %path.display(),
+                ca_sha256 = %fingerprint(der.as_ref()),
+                "self-signed CA ready; trust this file (caBundle, curl --cacert) to call the webhook"
+            ),
+            None => tracing::info!(
+                ca_sha256 = %fingerprint(der.as_ref()),
+                "self-signed CA ready; pass --write-ca FILE to save it for the webhook's caBundle or curl --cacert"
+            ),
         }
         Ok(ca)
     }
@@ -502,7 +508,7 @@ impl SelfSignedCa {
         params.use_authority_key_identifier_extension = true;
         let key = KeyPair::generate().map_err(gen_err)?;
         let leaf = params.signed_by(&key, &self.issuer).map_err(gen_err)?;
-        tracing::info!(dns_names = ?names, not_after = params.not_after.unix_timestamp(),
+        tracing::info!(dns_names = ?names, not_after = %rfc3339(params.not_after.unix_timestamp()),
             "self-signed serving certificate issued");
         Ok(SelfSignedBundle {
             cert_pem: format!("{}{}", leaf.pem(), self.pem),

@@ -51,7 +51,7 @@ fn run(workload: &PodTemplate, namespace: &NamespaceFacts, policy: &str) -> Expl
         workload,
         Context {
             namespace: Some(namespace),
-            webhooks: Some(&webhooks),
+            webhooks: Webhooks::Given(&webhooks),
             config: &config,
             origin: &ConfigOrigin::File,
         },
@@ -204,14 +204,14 @@ fn unknown_policy_is_explained() {
 }
 
 #[test]
-fn without_webhook_the_gate_is_unknown() {
+fn with_webhook_none_the_gate_is_unknown() {
     let workload = deployment(json!({}), json!({}));
     let config = InjectorConfig::default();
     let explanation = explain(
         &workload,
         Context {
             namespace: None,
-            webhooks: None,
+            webhooks: Webhooks::AssumeCalled,
             config: &config,
             origin: &ConfigOrigin::IstioDefaults,
         },
@@ -224,7 +224,7 @@ fn without_webhook_the_gate_is_unknown() {
         explanation
             .warnings
             .iter()
-            .any(|w| w.starts_with("no --webhook given"))
+            .any(|w| w.starts_with("--webhook none: assuming the API server calls the injector"))
     );
     assert!(
         explanation
@@ -258,7 +258,7 @@ fn pod_in_unlabelled_namespace_without_namespace_file_is_assumed_unlabelled() {
         &pod,
         Context {
             namespace: None,
-            webhooks: Some(&webhooks),
+            webhooks: Webhooks::Given(&webhooks),
             config: &config,
             origin: &ConfigOrigin::File,
         },
@@ -314,5 +314,124 @@ fn injected_pod_gets_the_way_to_opt_out() {
                     .is_some_and(|c| c.contains(r#""sidecar.istio.io/inject":"false""#))),
         "{:?}",
         explanation.remedies
+    );
+}
+
+fn explain_with_istio_chart(
+    workload: &PodTemplate,
+    namespace: Option<&NamespaceFacts>,
+    revision: &str,
+) -> Explanation {
+    let config = InjectorConfig::default();
+    explain(
+        workload,
+        Context {
+            namespace,
+            webhooks: Webhooks::IstioChart { revision },
+            config: &config,
+            origin: &ConfigOrigin::IstioDefaults,
+        },
+    )
+}
+
+fn pod_with_labels(labels: Value) -> PodTemplate {
+    let object = json!({"apiVersion": "v1", "kind": "Pod",
+                        "metadata": {"name": "web", "namespace": "shop", "labels": labels},
+                        "spec": {"containers": [{"name": "web", "image": "nginx"}]}});
+    pod_template(&object).expect("valid").expect("workload")
+}
+
+/// Regression (tried as a new user would): without --webhook, a namespace labelled
+/// `istio-injection=disabled` was reported INJECTED. Istio's chart never calls the injector there.
+#[test]
+fn without_webhook_istio_disabled_namespace_is_not_injected() {
+    let workload = deployment(json!({}), json!({}));
+    let explanation = explain_with_istio_chart(&workload, Some(&namespace(Some("disabled"))), "default");
+    assert!(!explanation.injected, "{explanation:#?}");
+    assert_eq!(explanation.webhook_called, Some(false));
+    assert_eq!(explanation.webhook_source, WebhookSource::IstioChart);
+    assert_eq!(explanation.decided_by, "namespaceSelector");
+    assert!(
+        explanation.warnings[0]
+            .starts_with("no --webhook given: assuming the webhooks Istio's chart installs"),
+        "{:?}",
+        explanation.warnings
+    );
+    assert!(explanation.warnings[0].contains("--webhook none"));
+}
+
+/// Namespace labels, pod labels, whether the chart's webhooks call the injector.
+type ChartRow = (&'static [(&'static str, &'static str)], Value, bool);
+
+/// The chart's opt-in rules, row by row: namespace labels × pod labels → called.
+#[test]
+fn istio_chart_webhooks_are_opt_in() {
+    let rows: [ChartRow; 10] = [
+        (&[("istio-injection", "enabled")], json!({}), true),
+        (
+            &[("istio-injection", "enabled")],
+            json!({"sidecar.istio.io/inject": "false"}),
+            false,
+        ),
+        (
+            &[("istio-injection", "disabled")],
+            json!({"sidecar.istio.io/inject": "true"}),
+            false,
+        ),
+        (&[], json!({}), false),
+        (&[], json!({"sidecar.istio.io/inject": "true"}), true),
+        (&[], json!({"istio.io/rev": "default"}), true),
+        (&[], json!({"istio.io/rev": "canary"}), false),
+        (&[("istio.io/rev", "default")], json!({}), true),
+        (&[("istio.io/rev", "canary")], json!({}), false),
+        (
+            &[("istio.io/rev", "default"), ("istio-injection", "enabled")],
+            json!({}),
+            true,
+        ),
+    ];
+    for (row, (namespace_labels, pod_labels, called)) in rows.into_iter().enumerate() {
+        let labels = namespace_labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let namespace = NamespaceFacts::new("shop", labels);
+        let explanation = explain_with_istio_chart(&pod_with_labels(pod_labels), Some(&namespace), "default");
+        assert_eq!(
+            explanation.webhook_called,
+            Some(called),
+            "row {row}: {explanation:#?}"
+        );
+        assert_eq!(explanation.injected, called, "row {row}");
+    }
+}
+
+/// A revision other than the default gets only the two `rev.` webhooks, selecting that revision.
+#[test]
+fn istio_chart_webhooks_for_a_canary_revision() {
+    let configuration = istio_chart::webhooks("canary");
+    assert_eq!(configuration.name, "istio-sidecar-injector-canary");
+    let names: Vec<&str> = configuration.webhooks.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "rev.namespace.sidecar-injector.istio.io",
+            "rev.object.sidecar-injector.istio.io"
+        ]
+    );
+    let canary = NamespaceFacts::new(
+        "shop",
+        [("istio.io/rev".to_owned(), "canary".to_owned())]
+            .into_iter()
+            .collect(),
+    );
+    let enabled = namespace(Some("enabled"));
+    let workload = pod_with_labels(json!({}));
+    assert!(explain_with_istio_chart(&workload, Some(&canary), "canary").injected);
+    assert!(!explain_with_istio_chart(&workload, Some(&enabled), "canary").injected);
+    assert_eq!(
+        istio_chart::webhooks("default").webhooks.len(),
+        4,
+        "the default revision also has namespace. and object."
     );
 }

@@ -1,4 +1,4 @@
-//! `sidecar-injector explain`: the seed's troubleshooting page as a command.
+//! `sidecar-injector explain`: why a pod is, or is not, injected, as a command.
 
 use std::{io::Write, path::PathBuf};
 
@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use injector_core::{
     config::{ConfigSource, InjectorConfig, parse_injector_config},
-    explain::{ConfigOrigin, Context as ExplainContext, Explanation, explain},
+    explain::{ConfigOrigin, Context as ExplainContext, Explanation, Webhooks, explain},
     gate::{NamespaceFacts, WebhookConfiguration},
     workload::{self, PodTemplate, SUPPORTED_KINDS},
 };
@@ -32,8 +32,14 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "NAMESPACE.yaml")]
     pub namespace: Option<PathBuf>,
     /// The MutatingWebhookConfiguration(s) (`kubectl get mutatingwebhookconfiguration NAME -o yaml`).
-    #[arg(long, value_name = "MWC.yaml")]
+    /// Without it, the webhooks Istio's chart installs for --revision are assumed (opt-in with the
+    /// namespace label istio-injection=enabled or istio.io/rev, or the pod label
+    /// sidecar.istio.io/inject=true); `none` assumes the injector is called whatever the labels.
+    #[arg(long, value_name = "MWC.yaml|none")]
     pub webhook: Option<PathBuf>,
+    /// The Istio revision whose chart webhooks are assumed when --webhook is not given.
+    #[arg(long, default_value = "default", value_name = "REVISION")]
+    pub revision: String,
     /// The injector ConfigMap (`istio-sidecar-injector`), or its raw `config` YAML. Without it,
     /// Istio's defaults apply (policy `enabled`).
     #[arg(long, value_name = "CONFIGMAP_OR_CONFIG.yaml")]
@@ -57,7 +63,8 @@ pub struct ExplainArgs {
 /// How `explain` prints its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
-    /// A readable report: the seed's three conditions, the verdict, the checks and the fixes.
+    /// A readable report: the three conditions that decide injection, the verdict, the checks and
+    /// the fixes.
     Table,
     /// JSON: one object for one workload, an array for several.
     Json,
@@ -69,7 +76,18 @@ pub enum OutputFormat {
 pub fn run(args: &ExplainArgs) -> Result<()> {
     let (config, origin, config_warnings) = load_config(args)?;
     let namespace = args.namespace.as_deref().map(load_namespace).transpose()?;
-    let webhooks = args.webhook.as_deref().map(load_webhooks).transpose()?;
+    let given = match args.webhook.as_deref() {
+        Some(path) if path.as_os_str() == "none" => None,
+        Some(path) => Some(load_webhooks(path)?),
+        None => None,
+    };
+    let webhooks = match (&given, args.webhook.is_some()) {
+        (Some(configurations), _) => Webhooks::Given(configurations),
+        (None, true) => Webhooks::AssumeCalled,
+        (None, false) => Webhooks::IstioChart {
+            revision: &args.revision,
+        },
+    };
     let workloads = load_workloads(args)?;
 
     let explanations: Vec<Explanation> = workloads
@@ -79,7 +97,7 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
                 workload,
                 ExplainContext {
                     namespace: namespace.as_ref(),
-                    webhooks: webhooks.as_deref(),
+                    webhooks,
                     config: &config,
                     origin: &origin,
                 },
@@ -155,14 +173,18 @@ fn load_webhooks(path: &std::path::Path) -> Result<Vec<WebhookConfiguration>> {
 }
 
 /// Reads the workloads. Objects that are not workloads (a Service next to a Deployment) are
-/// skipped with a note; a stream without any workload is an error.
+/// skipped with a note; a stream without any workload is an error. A workload that `inject` could
+/// not decode (`containers: "x"`) is the same error here, with the same message.
 fn load_workloads(args: &ExplainArgs) -> Result<Vec<PodTemplate>> {
     let source = input::read_source(&args.file)?;
     let mut workloads = Vec::new();
     let mut skipped: Vec<Located> = Vec::new();
     for object in input::objects(&source)? {
         match workload::pod_template(&object.value) {
-            Ok(Some(template)) => workloads.push(template),
+            Ok(Some(template)) => {
+                check_decodes(&object)?;
+                workloads.push(template);
+            }
             Ok(None) => skipped.push(object),
             Err(error) => bail!("{}: {error}", object.describe()),
         }
@@ -181,6 +203,24 @@ fn load_workloads(args: &ExplainArgs) -> Result<Vec<PodTemplate>> {
         );
     }
     Ok(workloads)
+}
+
+/// Fails as `inject` does when the object does not decode as its Kubernetes type.
+fn check_decodes(object: &Located) -> Result<()> {
+    use injector_engine::normalize::{normalize, root_for};
+    let text = |key: &str| {
+        object
+            .value
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+    };
+    match root_for(text("apiVersion"), text("kind")) {
+        Some(root) => normalize(root, &object.value)
+            .map(drop)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", object.describe())),
+        None => Ok(()),
+    }
 }
 
 /// What injection would change for each workload's pod.

@@ -1,10 +1,10 @@
-//! The human-readable report of `explain`: the seed's three conditions with the deciding one
+//! The human-readable report of `explain`: the three conditions that decide injection, the deciding one
 //! marked, then every check, the warnings and the commands that would change the outcome.
 
 use std::{fmt::Write as _, io::IsTerminal};
 
 use comfy_table::{Attribute, Cell, Color, Table, presets::NOTHING};
-use injector_core::explain::{Explanation, Stage};
+use injector_core::explain::{Explanation, Stage, WebhookSource};
 
 /// Marks the row or check that decided.
 const DECIDES: &str = "◀ decides";
@@ -67,7 +67,7 @@ fn render_one(explanation: &Explanation, color: bool) -> String {
     out
 }
 
-/// Which of the seed's rows decided: 1 namespaceSelector, 2 policy, 3 pod override, 0 another rule.
+/// Which condition decided: 1 namespaceSelector, 2 policy, 3 pod override, 0 another rule.
 fn deciding_row(explanation: &Explanation) -> usize {
     match explanation.decided_by.as_str() {
         "namespaceSelector" | "objectSelector" | "rules" => 1,
@@ -89,10 +89,15 @@ fn conditions_table(explanation: &Explanation, color: bool) -> Table {
         conditions.namespace_selector_matches,
         explanation.decided_by.as_str(),
     ) {
-        (None, _) => "not checked (no --webhook)".to_owned(),
+        (None, _) => "not checked (--webhook none)".to_owned(),
         (Some(true), "objectSelector") => "yes, but the objectSelector does not match the pod".to_owned(),
         (Some(true), _) => "yes".to_owned(),
         (Some(false), _) => "no: the webhook is never called".to_owned(),
+    };
+    let selector_result = if explanation.webhook_source == WebhookSource::IstioChart {
+        format!("{selector_result} (Istio's chart webhooks assumed)")
+    } else {
+        selector_result
     };
     let policy_value = match explanation.decided_by.as_str() {
         "neverInjectSelector" | "alwaysInjectSelector" => {

@@ -72,6 +72,7 @@ pub fn run(args: &InjectArgs) -> Result<()> {
     let injector = Injector::new(loaded.config, loaded.values, loaded.mesh, options)
         .map_err(|e| anyhow::anyhow!("injector configuration: {e}"))?;
     let source = input::read_source(&args.file)?;
+    let ignored = ignored_annotations(&source);
     let output =
         inject_stream(&injector, &source.text).map_err(|e| anyhow::anyhow!("{}: {e}", source.name))?;
     match &args.output {
@@ -81,6 +82,9 @@ pub fn run(args: &InjectArgs) -> Result<()> {
             .write_all(output.text.as_bytes())
             .context("cannot write to standard output")?,
     }
+    for warning in &ignored {
+        eprintln!("warning: {warning}");
+    }
     if !output.warnings.is_empty() {
         eprintln!();
         for warning in &output.warnings {
@@ -88,6 +92,30 @@ pub fn run(args: &InjectArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The annotations of the stream's pod templates that have no effect, one message each naming
+/// the document. A stream that does not parse yields none here (injecting it reports the error).
+fn ignored_annotations(source: &input::Source) -> Vec<String> {
+    let Ok(objects) = input::objects(source) else {
+        return Vec::new();
+    };
+    objects
+        .iter()
+        .filter_map(|object| {
+            let template = injector_core::workload::pod_template(&object.value)
+                .ok()
+                .flatten()?;
+            let found = injector_core::ignored_annotations::warnings(&template.annotations);
+            Some(
+                found
+                    .into_iter()
+                    .map(|w| format!("{}: {w}", object.describe()))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+        .collect()
 }
 
 /// Writes `path` through a temporary file in the same directory, so the file is never half-written.

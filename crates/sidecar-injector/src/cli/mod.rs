@@ -4,10 +4,12 @@
 //! module only parses, dispatches and turns errors into a message on stderr and exit code 1.
 
 mod cluster;
+mod completion;
 mod explain;
 mod explain_table;
 mod inject;
 mod input;
+mod man;
 mod serve;
 mod settings;
 mod show_patch;
@@ -17,9 +19,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The binary's name, as shells and manual pages know it.
+pub const BINARY: &str = "sidecar-injector";
+
 /// Kubernetes sidecar injection webhook (Istio-compatible) and its troubleshooting tools.
 #[derive(Debug, Parser)]
-#[command(name = "sidecar-injector", version, about, long_about = None)]
+#[command(name = BINARY, version, about, long_about = None)]
 pub struct Cli {
     /// The subcommand to run.
     #[command(subcommand)]
@@ -35,8 +40,12 @@ pub enum Command {
     Serve(Box<serve::ServeArgs>),
     /// Inject the sidecar into Kubernetes manifests, like `istioctl kube-inject`.
     Inject(inject::InjectArgs),
-    /// Work with Go text/template files (render one with Go's built-ins and sprig).
+    /// Work with Go text/template files (render one with Istio's injection functions and sprig).
     Template(template::TemplateArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completion(completion::CompletionArgs),
+    /// Print the manual page (roff), or write every page to a directory.
+    Man(man::ManArgs),
 }
 
 /// Parses the process arguments, runs the chosen subcommand and returns the process exit code.
@@ -47,6 +56,8 @@ pub fn run() -> ExitCode {
         Command::Inject(args) => inject::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => serve::run(*args).map(|()| ExitCode::SUCCESS),
         Command::Template(args) => template::run(args),
+        Command::Completion(args) => completion::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Man(args) => man::run(&args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

@@ -112,6 +112,9 @@ impl injector_server::Injector for Engine {
     type Config = Injector;
 
     fn admit(&self, injector: &Injector, input: &AdmissionInput) -> AdmissionOutcome {
+        for warning in injector_core::ignored_annotations::warnings_for_object(&input.object) {
+            tracing::warn!(namespace = %input.namespace, "{warning}");
+        }
         let request = Request {
             pod: Some(&input.object),
             namespace: Some(input.namespace.as_str()),

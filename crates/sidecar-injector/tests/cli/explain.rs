@@ -53,9 +53,9 @@ fn config(policy: &str) -> String {
     )
 }
 
-/// The seed's table, row by row, through the binary.
+/// The table of the three conditions that decide injection, row by row, through the binary.
 #[test]
-fn seed_table_rows() {
+fn decision_table_rows() {
     let rows = [
         (Some("enabled"), "enabled", Some("true"), true),
         (Some("enabled"), "enabled", Some("false"), false),
@@ -182,7 +182,10 @@ fn table_marks_the_deciding_condition_and_gives_the_fix() {
 fn annotation_on_deployment_metadata_is_flagged_and_ignored() {
     let files = Files::new();
     let workload = files.write("deploy.yaml", &deployment(None, Some("false")));
-    let out = run(&["explain", "-f", &workload, "-o", "json"], "");
+    let out = run(
+        &["explain", "-f", &workload, "--webhook", "none", "-o", "json"],
+        "",
+    );
     let json = out.json();
     assert_eq!(
         json["injected"], true,
@@ -203,7 +206,10 @@ fn multi_document_gives_an_array_and_skips_non_workloads() {
         "apiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: shop}}\n---\n{}---\napiVersion: v1\nkind: Pod\nmetadata: {{name: solo, namespace: shop, annotations: {{sidecar.istio.io/inject: \"false\"}}}}\nspec: {{containers: []}}\n",
         deployment(None, None)
     );
-    let out = run(&["explain", "-f", "-", "-o", "json"], &stream);
+    let out = run(
+        &["explain", "-f", "-", "--webhook", "none", "-o", "json"],
+        &stream,
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let json = out.json();
     let items = json.as_array().expect("an array for several workloads");
@@ -233,7 +239,7 @@ fn list_items_are_explained() {
         {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
          "spec": {"template": {"spec": {"hostNetwork": true, "containers": []}}}}
     ]}"#;
-    let out = run(&["explain", "-f", "-", "-o", "json"], list);
+    let out = run(&["explain", "-f", "-", "--webhook", "none", "-o", "json"], list);
     let json = out.json();
     let items = json.as_array().expect("array");
     assert_eq!(items[0]["decidedBy"], "podOverride");
@@ -242,7 +248,18 @@ fn list_items_are_explained() {
 
 #[test]
 fn yaml_output_is_yaml() {
-    let out = run(&["explain", "-f", &example("deployment.yaml"), "-o", "yaml"], "");
+    let out = run(
+        &[
+            "explain",
+            "-f",
+            &example("deployment.yaml"),
+            "--webhook",
+            "none",
+            "-o",
+            "yaml",
+        ],
+        "",
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.starts_with("kind: Deployment\n"), "{}", out.stdout);
     assert!(out.stdout.contains("\ninjected: true\n"), "{}", out.stdout);
@@ -258,7 +275,17 @@ fn raw_config_with_unknown_policy() {
     );
     let workload = files.write("deploy.yaml", &deployment(Some("true"), None));
     let out = run(
-        &["explain", "-f", &workload, "--injector-config", &cm, "-o", "json"],
+        &[
+            "explain",
+            "-f",
+            &workload,
+            "--webhook",
+            "none",
+            "--injector-config",
+            &cm,
+            "-o",
+            "json",
+        ],
         "",
     );
     let json = out.json();
@@ -435,4 +462,148 @@ fn show_patch_gives_the_patch_and_a_diff() {
     );
     assert_eq!(skipped.code, 0, "{}", skipped.stderr);
     assert!(skipped.json()["patch"].as_array().is_some_and(|p| !p.is_empty()));
+}
+
+// ---- Without --webhook: the webhooks of Istio's chart ----
+
+/// Regression (tried as a new user would): without --webhook, a namespace labelled
+/// `istio-injection=disabled` was reported INJECTED with only a generic warning.
+#[test]
+fn without_webhook_a_disabled_namespace_is_not_injected() {
+    let files = Files::new();
+    let workload = files.write("deploy.yaml", &deployment(None, None));
+    let ns = files.write("ns.yaml", &namespace(Some("disabled")));
+    let out = run(
+        &["explain", "-f", &workload, "--namespace", &ns, "-o", "json"],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json = out.json();
+    assert_eq!(json["injected"], false, "{json:#}");
+    assert_eq!(json["webhookCalled"], false);
+    assert_eq!(json["webhookSource"], "istioChart");
+    assert_eq!(json["decidedBy"], "namespaceSelector");
+    assert!(
+        json["warnings"][0].as_str().is_some_and(
+            |w| w.starts_with("no --webhook given: assuming the webhooks Istio's chart installs")
+        ),
+        "{json:#}"
+    );
+
+    let table = run(&["explain", "-f", &workload, "--namespace", &ns], "");
+    assert!(
+        table.stdout.contains("Deployment shop/web: NOT INJECTED"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table.stdout.contains("Istio's chart webhooks assumed"),
+        "{}",
+        table.stdout
+    );
+}
+
+/// The chart's opt-in: `istio-injection=enabled` is injected, a namespace without labels is not
+/// (unless the pod opts in with the label), and `--webhook none` keeps "assume called".
+#[test]
+fn without_webhook_injection_is_opt_in_as_in_istios_chart() {
+    let files = Files::new();
+    let workload = files.write("deploy.yaml", &deployment(None, None));
+    let enabled = files.write("enabled.yaml", &namespace(Some("enabled")));
+    let bare = files.write("bare.yaml", &namespace(None));
+    let injected = |args: &[&str]| {
+        let mut all = vec!["explain", "-f", &workload, "-o", "json"];
+        all.extend_from_slice(args);
+        let out = run(&all, "");
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.json()["injected"].as_bool().expect("a verdict")
+    };
+    assert!(injected(&["--namespace", &enabled]));
+    assert!(!injected(&["--namespace", &bare]));
+    assert!(!injected(&[]));
+    assert!(injected(&["--namespace", &bare, "--webhook", "none"]));
+    let canary = files.write(
+        "canary.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {istio.io/rev: canary}\n",
+    );
+    assert!(!injected(&["--namespace", &canary]));
+    assert!(injected(&["--namespace", &canary, "--revision", "canary"]));
+
+    let labelled = files.write(
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: shop\n  labels: {sidecar.istio.io/inject: \"true\"}\nspec:\n  containers: [{name: a, image: nginx}]\n",
+    );
+    let out = run(
+        &["explain", "-f", &labelled, "--namespace", &bare, "-o", "json"],
+        "",
+    );
+    assert_eq!(out.json()["injected"], true, "{}", out.stdout);
+}
+
+// ---- A workload that cannot be injected ----
+
+/// Regression (tried as a new user would): `containers: "x"` was explained as INJECTED with exit
+/// code 0; `inject` rejects it. Both now give the same message and exit code 1.
+#[test]
+fn a_workload_inject_rejects_is_an_error_with_the_same_message() {
+    let files = Files::new();
+    let pod = files.write(
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  containers: \"x\"\n",
+    );
+    let injected = run(&["inject", "-f", &pod], "");
+    assert_eq!(injected.code, 1, "{}", injected.stderr);
+    let message = injected
+        .stderr
+        .trim()
+        .rsplit(": ")
+        .next()
+        .expect("a message")
+        .to_owned();
+    assert!(message.contains("containers"), "{}", injected.stderr);
+    for args in [
+        vec!["explain", "-f", &pod],
+        vec!["explain", "-f", &pod, "-o", "json"],
+        vec!["explain", "-f", &pod, "--webhook", "none", "--show-patch"],
+    ] {
+        let explained = run(&args, "");
+        explained.assert_error(&["pod.yaml: document 1 (Pod shop/web): ", &message]);
+    }
+    let deployment = files.write(
+        "deploy.yaml",
+        &deployment(None, None).replace("containers: [{name: web, image: nginx}]", "containers: 7"),
+    );
+    let injected = run(&["inject", "-f", &deployment], "");
+    assert_eq!(injected.code, 1);
+    run(&["explain", "-f", &deployment], "")
+        .assert_error(&["deploy.yaml: document 1 (Deployment shop/web): "]);
+}
+
+// ---- Annotations that have no effect ----
+
+/// `sidecar.istio.io/enableCoreDump` is in Istio's annotation reference but Istio's sidecar
+/// template ignores it (and so does ours): `explain` and `inject` say so instead of staying silent.
+#[test]
+fn annotations_without_effect_are_reported_by_explain_and_inject() {
+    let files = Files::new();
+    let pod = files.write(
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: shop\n  annotations: {sidecar.istio.io/enableCoreDump: \"true\"}\nspec:\n  containers: [{name: web, image: nginx}]\n",
+    );
+    let explained = run(&["explain", "-f", &pod, "-o", "json"], "");
+    assert_eq!(explained.code, 0, "{}", explained.stderr);
+    let warnings = explained.json()["warnings"].to_string();
+    assert!(
+        warnings.contains("annotation sidecar.istio.io/enableCoreDump has no effect"),
+        "{warnings}"
+    );
+    let injected = run(&["inject", "-f", &pod], "");
+    assert_eq!(injected.code, 0, "{}", injected.stderr);
+    assert!(
+        injected.stderr.contains(
+            "warning: pod.yaml: document 1 (Pod shop/web): annotation sidecar.istio.io/enableCoreDump has no effect"
+        ) || injected.stderr.contains("(Pod shop/web): annotation sidecar.istio.io/enableCoreDump has no effect"),
+        "{}",
+        injected.stderr
+    );
 }

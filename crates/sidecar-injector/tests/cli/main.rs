@@ -5,7 +5,11 @@
 // Tests report failures by panicking.
 #![allow(clippy::panic)]
 
+mod completion;
 mod explain;
 mod inject;
+mod readme;
 mod serve;
+mod serve_startup;
+mod template;
 mod util;

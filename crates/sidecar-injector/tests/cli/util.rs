@@ -80,6 +80,11 @@ impl Files {
         }
     }
 
+    /// The directory itself.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// Writes `name` with `text` and returns its path as a string.
     pub fn write(&self, name: &str, text: &str) -> String {
         let path = self.dir.path().join(name);
