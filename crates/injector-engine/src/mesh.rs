@@ -8,8 +8,9 @@
 //!   override, `defaultConfig` is merged with `proxyMetadata` merged key by key, extension
 //!   providers replaced by name, trust-domain aliases unioned), and the pod annotation
 //!   `proxy.istio.io/config` merged over the mesh's `defaultConfig` the same way.
-//! - **Validation**: an annotation with an unknown field, a wrong type or a malformed duration is an
-//!   error naming the field, as protobuf's JSON decoding makes it in Istio.
+//! - **Validation**: an annotation with a wrong type or a malformed duration is an error naming the
+//!   field, as protobuf's JSON decoding makes it in Istio. Unknown fields are dropped: Istio's
+//!   `ApplyYAML` decodes strictly, then, on any error, once more allowing unknown fields.
 //! - **`protoToJSON`**: the `PROXY_CONFIG` env var is the ProxyConfig minus the fields equal to
 //!   their defaults, as compact protobuf JSON in `proxy.proto` declaration order.
 
@@ -187,7 +188,7 @@ pub fn overlay_mesh_config(overlay: Map<String, Value>, base: &Value) -> Result<
                     .cloned()
                     .unwrap_or_else(|| Value::Object(Map::new()));
                 // Istio decodes the mesh strictly, then leniently: unknown fields are dropped.
-                let merged = merge_proxy_value(&value, &current, "defaultConfig", false)?;
+                let merged = merge_proxy_value(&value, &current, "defaultConfig")?;
                 target.insert(key, merged);
             }
             "defaultProviders" => {
@@ -249,7 +250,7 @@ pub fn effective_proxy_config(mesh: &Value, annotation: Option<&str>) -> Result<
         None => Ok(base),
         Some(yaml) => {
             let overlay = parse_object(yaml, "proxy config")?;
-            merge_proxy_value(&Value::Object(overlay), &base, "proxy config", true)
+            merge_proxy_value(&Value::Object(overlay), &base, "proxy config")
         }
     }
 }
@@ -257,20 +258,16 @@ pub fn effective_proxy_config(mesh: &Value, annotation: Option<&str>) -> Result<
 /// Checks a `proxy.istio.io/config` value: it must be a ProxyConfig (Istio's `validateProxyConfig`).
 pub fn validate_proxy_config(yaml: &str) -> Result<(), String> {
     let overlay = parse_object(yaml, "proxy config").map_err(|e| e.0)?;
-    merge_proxy_value(
-        &Value::Object(overlay),
-        &DEFAULT_PROXY_CONFIG,
-        "proxy config",
-        true,
-    )
-    .map(drop)
-    .map_err(|e| format!("failed to convert to apply proxy config: {}", e.0))
+    merge_proxy_value(&Value::Object(overlay), &DEFAULT_PROXY_CONFIG, "proxy config")
+        .map(drop)
+        .map_err(|e| format!("failed to convert to apply proxy config: {}", e.0))
 }
 
 /// Merges a ProxyConfig overlay: each field set in the overlay replaces the base's, except
 /// `proxyMetadata`, merged key by key (the overlay wins). Every field is type-checked; an unknown
-/// field is an error when `strict`, and dropped otherwise.
-fn merge_proxy_value(overlay: &Value, base: &Value, at: &str, strict: bool) -> Result<Value, MeshError> {
+/// field is dropped, as Istio's lenient second decode drops it (the mesh's `defaultConfig` and the
+/// `proxy.istio.io/config` annotation alike).
+fn merge_proxy_value(overlay: &Value, base: &Value, at: &str) -> Result<Value, MeshError> {
     let Value::Object(overlay) = overlay else {
         return Err(MeshError(format!(
             "{at}: must be a mapping of ProxyConfig fields"
@@ -280,9 +277,6 @@ fn merge_proxy_value(overlay: &Value, base: &Value, at: &str, strict: bool) -> R
     for (key, value) in overlay {
         let name = camel_case(key);
         let Some((_, kind)) = PROXY_CONFIG_FIELDS.iter().find(|(field, _)| *field == name) else {
-            if strict {
-                return Err(MeshError(format!("{at}: unknown field {key:?} in ProxyConfig")));
-            }
             continue;
         };
         let value =

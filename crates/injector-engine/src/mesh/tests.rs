@@ -77,7 +77,6 @@ fn annotation_merges_over_the_mesh_default() {
 #[test]
 fn invalid_proxy_configs_name_the_field() {
     for (yaml, fragment) in [
-        ("notAField: 1", "unknown field \"notAField\""),
         ("drainDuration: 1m", "drainDuration: invalid duration"),
         ("interceptionMode: MAGIC", "interceptionMode: invalid value"),
         ("statusPort: abc", "statusPort: invalid value for int32"),
@@ -137,4 +136,17 @@ fn durations() {
     ] {
         assert_eq!(go_duration_string(input).as_deref(), Some(expected), "{input}");
     }
+}
+
+#[test]
+fn unknown_proxy_config_fields_are_dropped_as_istio_retries_leniently() {
+    // Istio's ApplyYAML: a strict decode, then on error one allowing unknown fields.
+    let annotation = "concurrency: 3\nnoSuchField: 1";
+    assert_eq!(validate_proxy_config(annotation), Ok(()));
+    let pc = effective_proxy_config(&mesh_with(""), Some(annotation)).expect("lenient");
+    assert_eq!(pc["concurrency"], 3);
+    assert!(pc.get("noSuchField").is_none(), "{pc}");
+    // A wrong type in a known field still fails, unknown fields or not.
+    let error = validate_proxy_config("concurrency: abc\nnoSuchField: 1").expect_err("bad type");
+    assert!(error.contains("concurrency"), "{error}");
 }
