@@ -326,29 +326,121 @@ fn check_field(kind: Kind, value: &Value) -> Result<Value, String> {
     }
 }
 
-/// A protobuf JSON duration: `<seconds>[.<fraction>]s`, returned in nanoseconds.
+/// A `google.protobuf.Duration` as Istio decodes it, in nanoseconds. Istio reads ProxyConfig and
+/// mesh YAML with the legacy `jsonpb`, which parses durations with Go's `time.ParseDuration`: so
+/// `1m`, `1h30m`, `500ms` and `-1.5s` are all accepted, as well as protobuf's own `45s`/`0.5s`.
 pub fn parse_duration(text: &str) -> Result<i128, String> {
-    let invalid = || {
-        format!("invalid duration {text:?} (expected seconds with an 's' suffix, e.g. \"45s\" or \"0.5s\")")
+    go_parse_duration(text).map(i128::from)
+}
+
+/// Go's `time.ParseDuration`: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+`, or `0`; the error is Go's.
+fn go_parse_duration(text: &str) -> Result<i64, String> {
+    const LIMIT: u64 = 1 << 63;
+    let quoted = |t: &str| {
+        let mut out = String::new();
+        gojson::write_string(&mut out, t);
+        out
     };
-    let body = text.strip_suffix('s').ok_or_else(invalid)?;
-    let (negative, body) = body.strip_prefix('-').map_or((false, body), |rest| (true, rest));
-    let (seconds, fraction) = body.split_once('.').unwrap_or((body, ""));
-    if seconds.is_empty()
-        || !seconds.bytes().all(|b| b.is_ascii_digit())
-        || fraction.len() > 9
-        || !fraction.bytes().all(|b| b.is_ascii_digit())
-    {
+    let invalid = || format!("time: invalid duration {}", quoted(text));
+    let (negative, mut rest) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if rest == "0" {
+        return Ok(0);
+    }
+    if rest.is_empty() {
         return Err(invalid());
     }
-    let seconds: i128 = seconds.parse().map_err(|_| invalid())?;
-    let nanos: i128 = if fraction.is_empty() {
-        0
-    } else {
-        format!("{fraction:0<9}").parse().map_err(|_| invalid())?
-    };
-    let total = seconds * 1_000_000_000 + nanos;
-    Ok(if negative { -total } else { total })
+    let mut total: u64 = 0;
+    while !rest.is_empty() {
+        if !(rest.starts_with('.') || rest.as_bytes()[0].is_ascii_digit()) {
+            return Err(invalid());
+        }
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let whole: u64 = if digits == 0 {
+            0
+        } else {
+            rest[..digits].parse().map_err(|_| invalid())?
+        };
+        rest = &rest[digits..];
+        let (mut fraction, mut scale, mut has_fraction) = (0u64, 1f64, false);
+        if let Some(after) = rest.strip_prefix('.') {
+            let count = after.bytes().take_while(u8::is_ascii_digit).count();
+            let mut overflow = false;
+            for digit in after[..count].bytes() {
+                if overflow {
+                    continue;
+                }
+                if fraction > (LIMIT - 1) / 10 {
+                    overflow = true;
+                    continue;
+                }
+                let next = fraction * 10 + u64::from(digit - b'0');
+                if next > LIMIT {
+                    overflow = true;
+                    continue;
+                }
+                fraction = next;
+                scale *= 10.0;
+            }
+            has_fraction = count > 0;
+            rest = &after[count..];
+        }
+        if digits == 0 && !has_fraction {
+            return Err(invalid());
+        }
+        let unit_len = rest
+            .find(|c: char| c == '.' || c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if unit_len == 0 {
+            return Err(format!("time: missing unit in duration {}", quoted(text)));
+        }
+        let unit_name = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let unit: u64 = match unit_name {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    quoted(unit_name),
+                    quoted(text)
+                ));
+            }
+        };
+        if whole > LIMIT / unit {
+            return Err(invalid());
+        }
+        let mut value = whole * unit;
+        if fraction > 0 {
+            // Go computes the fractional part in float64, as here.
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                clippy::cast_precision_loss
+            )]
+            let part = (fraction as f64 * (unit as f64 / scale)) as u64;
+            value = value
+                .checked_add(part)
+                .filter(|v| *v <= LIMIT)
+                .ok_or_else(invalid)?;
+        }
+        total = total
+            .checked_add(value)
+            .filter(|t| *t <= LIMIT)
+            .ok_or_else(invalid)?;
+    }
+    if negative {
+        // -(1 << 63) is the smallest Duration.
+        return Ok(0i64.wrapping_sub_unsigned(total));
+    }
+    i64::try_from(total).map_err(|_| invalid())
 }
 
 /// Istio's `protoToJSON` of a ProxyConfig for the `PROXY_CONFIG` env var.
