@@ -51,10 +51,22 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
         text: String::new(),
         warnings: Vec::new(),
     };
-    for document in documents {
-        if document.text.is_empty() {
+    // Kubernetes' YAML reader keeps a separator line that ends an empty document as the start of
+    // the next one, so `---` at the top of a stream (or twice in a row) is written back.
+    let mut carried = "";
+    for (position, document) in documents.iter().enumerate() {
+        let raw = if carried.is_empty() {
+            std::borrow::Cow::Borrowed(document.text)
+        } else {
+            std::borrow::Cow::Owned(format!("{carried}{}", document.text))
+        };
+        if document.text.is_empty() && carried.is_empty() {
+            carried = documents
+                .get(position + 1)
+                .map_or("", |next| separator_between(stream, document.text, next.text));
             continue;
         }
+        carried = "";
         let fail = |object: Option<String>, message: String| KubeInjectError {
             document: document.index,
             object,
@@ -68,7 +80,7 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
         let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         let Some(root) = root_for(api_version, kind) else {
-            output.text.push_str(document.text);
+            output.text.push_str(&raw);
             output.text.push_str("---\n");
             continue;
         };
@@ -79,6 +91,14 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
         output.text.push_str("---\n");
     }
     Ok(output)
+}
+
+/// The separator line between two documents of `stream` (both slices of it).
+fn separator_between<'a>(stream: &'a str, before: &str, after: &str) -> &'a str {
+    let offset = |part: &str| (part.as_ptr() as usize).saturating_sub(stream.as_ptr() as usize);
+    stream
+        .get(offset(before) + before.len()..offset(after))
+        .unwrap_or_default()
 }
 
 /// Injects one object (Istio's `IntoObject`): a List item by item, or a workload's pod template.
@@ -385,6 +405,21 @@ mod tests {
         let unknown = disabled.replace("concurrency: [", "concurrency: 3\\nnoSuchField: 1");
         let output = inject_stream(&injector(), &unknown).expect("unknown fields are dropped");
         assert_eq!(output.warnings.len(), 1, "{:?}", output.warnings);
+    }
+
+    #[test]
+    fn a_separator_after_an_empty_document_is_written_back() {
+        // Kubernetes' YAML reader makes it part of the next document, so istioctl prints it.
+        let stream = "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n--- # two\n---\nx: 1\n---\n";
+        let output = inject_stream(&injector(), stream).expect("injects");
+        assert_eq!(
+            inject_stream(&injector(), "---\n---\n").expect("empty").text,
+            "---\n---\n"
+        );
+        assert_eq!(
+            output.text,
+            "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\n---\nx: 1\n---\n"
+        );
     }
 
     #[test]
