@@ -70,6 +70,20 @@ pub fn parse_with_serde_saphyr(text: &str) -> Result<Value, String> {
     serde_saphyr::from_str_with_options::<Value>(text, yaml_11_options()).map_err(|error| error.to_string())
 }
 
+/// Parses one document as `sigs.k8s.io/yaml`'s non-strict `Unmarshal` does, where a repeated
+/// mapping key is not an error and the last value wins (go-yaml v2). Istio reads its rendered
+/// injection templates so, and they repeat keys: a `sidecar.istio.io/userVolume` list entry
+/// renders `name:` twice. The fast path refuses duplicates, so such text goes to serde-saphyr.
+pub fn parse_last_key_wins(text: &str) -> Result<Value, String> {
+    if let Some(value) = fast::parse(text) {
+        return Ok(value);
+    }
+    let mut options = yaml_11_options();
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+    serde_saphyr::from_str_with_options::<Value>(text, options)
+        .map_err(|error| error.to_string().trim_start_matches("error: ").to_owned())
+}
+
 /// Parser options matching `sigs.k8s.io/yaml` (go-yaml v2, YAML 1.1): `yes`/`on` are booleans
 /// and a leading `0` makes an octal integer (`0755` is 493).
 fn yaml_11_options() -> serde_saphyr::Options {
@@ -165,6 +179,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn last_key_wins_when_asked() {
+        let text = "volumes:\n- name: \"0\"\n  emptyDir: {}\n  name: v\n";
+        assert!(
+            parse_documents(text).is_err(),
+            "manifests still refuse duplicates"
+        );
+        assert_eq!(
+            parse_last_key_wins(text),
+            Ok(json!({"volumes": [{"name": "v", "emptyDir": {}}]}))
+        );
+    }
 
     #[test]
     fn splits_at_separator_lines_only() {

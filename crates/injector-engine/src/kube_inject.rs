@@ -51,10 +51,22 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
         text: String::new(),
         warnings: Vec::new(),
     };
-    for document in documents {
-        if document.text.is_empty() {
+    // Kubernetes' YAML reader keeps a separator line that ends an empty document as the start of
+    // the next one, so `---` at the top of a stream (or twice in a row) is written back.
+    let mut carried = "";
+    for (position, document) in documents.iter().enumerate() {
+        let raw = if carried.is_empty() {
+            std::borrow::Cow::Borrowed(document.text)
+        } else {
+            std::borrow::Cow::Owned(format!("{carried}{}", document.text))
+        };
+        if document.text.is_empty() && carried.is_empty() {
+            carried = documents
+                .get(position + 1)
+                .map_or("", |next| separator_between(stream, document.text, next.text));
             continue;
         }
+        carried = "";
         let fail = |object: Option<String>, message: String| KubeInjectError {
             document: document.index,
             object,
@@ -68,7 +80,7 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
         let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         let Some(root) = root_for(api_version, kind) else {
-            output.text.push_str(document.text);
+            output.text.push_str(&raw);
             output.text.push_str("---\n");
             continue;
         };
@@ -79,6 +91,14 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
         output.text.push_str("---\n");
     }
     Ok(output)
+}
+
+/// The separator line between two documents of `stream` (both slices of it).
+fn separator_between<'a>(stream: &'a str, before: &str, after: &str) -> &'a str {
+    let offset = |part: &str| (part.as_ptr() as usize).saturating_sub(stream.as_ptr() as usize);
+    stream
+        .get(offset(before) + before.len()..offset(after))
+        .unwrap_or_default()
 }
 
 /// Injects one object (Istio's `IntoObject`): a List item by item, or a workload's pod template.
@@ -151,7 +171,9 @@ fn into_object(
     } else {
         format!("{}/{name}", owner.namespace)
     };
-    let kind = text(&object, "kind");
+    // Istio names a pod by the workload `GetDeployMetaFromPod` guesses (a ReplicaSet's pod is its
+    // Deployment's), every other object by its own kind.
+    let kind = owner.kind.clone();
     let subject = if kind.is_empty() {
         format!("{full_name:?}")
     } else {
@@ -163,6 +185,16 @@ fn into_object(
             "===> Skipping injection because {subject} has host networking enabled\n"
         ));
         return Ok(object);
+    }
+    // Istio applies the pod's ProxyConfig to the mesh config before deciding, so a malformed one
+    // fails even a workload that is not injected.
+    if let Some(text) = metadata
+        .pointer("/annotations")
+        .and_then(|a| a.get(crate::mesh::PROXY_CONFIG_ANNOTATION))
+        .and_then(Value::as_str)
+    {
+        crate::mesh::effective_proxy_config(injector.mesh(), Some(text))
+            .map_err(|e| format!("could not parse proxy config: {}", e.0))?;
     }
     let pod = serde_json::json!({"metadata": metadata, "spec": spec});
     if !decide(&pod, &injector_core::config::InjectorConfig::default()).inject {
@@ -181,17 +213,26 @@ fn into_object(
         Outcome::Injected { pod, .. } => pod,
         Outcome::Skipped { .. } => return Ok(object),
     };
-    set(
-        &mut object,
-        metadata_path,
-        injected.get("metadata").cloned().unwrap_or(Value::Null),
-    );
+    let mut injected_metadata = injected.get("metadata").cloned().unwrap_or(Value::Null);
+    keep_managed_fields(&metadata, &mut injected_metadata);
+    set(&mut object, metadata_path, injected_metadata);
     set(
         &mut object,
         spec_path,
         injected.get("spec").cloned().unwrap_or(Value::Null),
     );
     normalize(root, &object).map_err(|e| e.to_string())
+}
+
+/// The webhook injects a pod without its `managedFields` (the API server keeps them apart), but
+/// `kube-inject` applies the patch to the object as read, so they stay: puts the original's back.
+fn keep_managed_fields(original: &Value, injected: &mut Value) {
+    let Some(managed_fields) = original.get("managedFields") else {
+        return;
+    };
+    if let Some(metadata) = injected.as_object_mut() {
+        metadata.insert("managedFields".to_owned(), managed_fields.clone());
+    }
 }
 
 fn describe(value: &Value) -> String {
@@ -301,6 +342,83 @@ mod tests {
         assert_eq!(
             output.warnings,
             ["===> Skipping injection because Deployment \"web\" has host networking enabled\n"]
+        );
+    }
+
+    const POD_OF_A_REPLICA_SET: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: web-5d8f7c9b4-\n  namespace: shop\n  labels: {app: web, pod-template-hash: 5d8f7c9b4}\n  ownerReferences:\n  - {apiVersion: apps/v1, kind: ReplicaSet, name: web-5d8f7c9b4, uid: u1, controller: true}\n  managedFields:\n  - manager: kube-controller-manager\n    operation: Update\n    apiVersion: v1\n    time: \"2026-07-01T10:00:00Z\"\n    fieldsType: FieldsV1\n    fieldsV1: {f:metadata: {f:generateName: {}}}\nspec:\n  containers:\n  - name: web\n    image: nginx\n";
+
+    #[test]
+    fn a_bare_pod_keeps_its_managed_fields() {
+        let output = inject_stream(&injector(), POD_OF_A_REPLICA_SET).expect("injects");
+        assert!(output.text.contains("name: istio-proxy"), "{}", output.text);
+        assert!(
+            output.text.contains(
+                "  managedFields:\n  - apiVersion: v1\n    fieldsType: FieldsV1\n    fieldsV1:\n      f:metadata:\n        f:generateName: {}\n    manager: kube-controller-manager\n    operation: Update\n    time: \"2026-07-01T10:00:00Z\"\n"
+            ),
+            "{}",
+            output.text
+        );
+    }
+
+    #[test]
+    fn a_skipped_pod_is_named_after_the_workload_istio_guesses() {
+        let disabled = POD_OF_A_REPLICA_SET.replace(
+            "  namespace: shop\n",
+            "  namespace: shop\n  annotations: {sidecar.istio.io/inject: \"false\"}\n",
+        );
+        let output = inject_stream(&injector(), &disabled).expect("skips");
+        assert_eq!(
+            output.warnings,
+            ["===> Skipping injection because Deployment \"shop/web\" has sidecar injection disabled\n"]
+        );
+        let named = disabled.replace(
+            "  generateName: web-5d8f7c9b4-\n",
+            "  generateName: web-5d8f7c9b4-\n  name: web-5d8f7c9b4-x2x7q\n",
+        );
+        let output = inject_stream(&injector(), &named).expect("skips");
+        assert_eq!(
+            output.warnings,
+            [
+                "===> Skipping injection because Deployment \"shop/web-5d8f7c9b4-x2x7q\" has sidecar injection disabled\n"
+            ]
+        );
+        let bare = "apiVersion: v1\nkind: Pod\nmetadata: {name: solo, annotations: {sidecar.istio.io/inject: \"false\"}}\nspec: {containers: [{name: a, image: a}]}\n";
+        let output = inject_stream(&injector(), bare).expect("skips");
+        assert_eq!(
+            output.warnings,
+            ["===> Skipping injection because Pod \"solo\" has sidecar injection disabled\n"]
+        );
+    }
+
+    #[test]
+    fn a_malformed_proxy_config_fails_even_a_skipped_workload() {
+        // Istio's IntoObject applies the annotation to the mesh config before deciding.
+        let disabled = DEPLOYMENT.replace(
+            "labels: {app: web}\n    spec:",
+            "labels: {app: web}\n      annotations: {sidecar.istio.io/inject: \"false\", proxy.istio.io/config: \"concurrency: [\"}\n    spec:",
+        );
+        let error = inject_stream(&injector(), &disabled).expect_err("malformed");
+        assert!(
+            error.message.starts_with("could not parse proxy config: "),
+            "{error}"
+        );
+        let unknown = disabled.replace("concurrency: [", "concurrency: 3\\nnoSuchField: 1");
+        let output = inject_stream(&injector(), &unknown).expect("unknown fields are dropped");
+        assert_eq!(output.warnings.len(), 1, "{:?}", output.warnings);
+    }
+
+    #[test]
+    fn a_separator_after_an_empty_document_is_written_back() {
+        // Kubernetes' YAML reader makes it part of the next document, so istioctl prints it.
+        let stream = "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n--- # two\n---\nx: 1\n---\n";
+        let output = inject_stream(&injector(), stream).expect("injects");
+        assert_eq!(
+            inject_stream(&injector(), "---\n---\n").expect("empty").text,
+            "---\n---\n"
+        );
+        assert_eq!(
+            output.text,
+            "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\n---\nx: 1\n---\n"
         );
     }
 

@@ -17,14 +17,17 @@
 //! - rendering: [`render`] (Istio's template functions and `SidecarTemplateData` as host
 //!   objects for the [`gotemplate`] engine);
 //! - the answer: [`patch`] (RFC 6902 JSON Patch);
-//! - helpers: [`pod`] (JSON accessors), [`gojson`] (JSON as Go writes it), [`quantity`]
-//!   (Kubernetes quantities).
+//! - helpers: [`pod`] (JSON accessors), [`gojson`] (JSON as Go writes it), [`gotime`]
+//!   (Kubernetes times), [`netip`] (Go's IP prefix parsing), [`quantity`] (Kubernetes
+//!   quantities).
 
 pub mod cluster;
 pub mod gojson;
+pub mod gotime;
 pub mod images;
 pub mod kube_inject;
 pub mod mesh;
+pub mod netip;
 pub mod normalize;
 pub mod owner;
 pub mod patch;

@@ -8,8 +8,9 @@
 //!   override, `defaultConfig` is merged with `proxyMetadata` merged key by key, extension
 //!   providers replaced by name, trust-domain aliases unioned), and the pod annotation
 //!   `proxy.istio.io/config` merged over the mesh's `defaultConfig` the same way.
-//! - **Validation**: an annotation with an unknown field, a wrong type or a malformed duration is an
-//!   error naming the field, as protobuf's JSON decoding makes it in Istio.
+//! - **Validation**: an annotation with a wrong type or a malformed duration is an error naming the
+//!   field, as protobuf's JSON decoding makes it in Istio. Unknown fields are dropped: Istio's
+//!   `ApplyYAML` decodes strictly, then, on any error, once more allowing unknown fields.
 //! - **`protoToJSON`**: the `PROXY_CONFIG` env var is the ProxyConfig minus the fields equal to
 //!   their defaults, as compact protobuf JSON in `proxy.proto` declaration order.
 
@@ -187,7 +188,7 @@ pub fn overlay_mesh_config(overlay: Map<String, Value>, base: &Value) -> Result<
                     .cloned()
                     .unwrap_or_else(|| Value::Object(Map::new()));
                 // Istio decodes the mesh strictly, then leniently: unknown fields are dropped.
-                let merged = merge_proxy_value(&value, &current, "defaultConfig", false)?;
+                let merged = merge_proxy_value(&value, &current, "defaultConfig")?;
                 target.insert(key, merged);
             }
             "defaultProviders" => {
@@ -249,7 +250,7 @@ pub fn effective_proxy_config(mesh: &Value, annotation: Option<&str>) -> Result<
         None => Ok(base),
         Some(yaml) => {
             let overlay = parse_object(yaml, "proxy config")?;
-            merge_proxy_value(&Value::Object(overlay), &base, "proxy config", true)
+            merge_proxy_value(&Value::Object(overlay), &base, "proxy config")
         }
     }
 }
@@ -257,20 +258,16 @@ pub fn effective_proxy_config(mesh: &Value, annotation: Option<&str>) -> Result<
 /// Checks a `proxy.istio.io/config` value: it must be a ProxyConfig (Istio's `validateProxyConfig`).
 pub fn validate_proxy_config(yaml: &str) -> Result<(), String> {
     let overlay = parse_object(yaml, "proxy config").map_err(|e| e.0)?;
-    merge_proxy_value(
-        &Value::Object(overlay),
-        &DEFAULT_PROXY_CONFIG,
-        "proxy config",
-        true,
-    )
-    .map(drop)
-    .map_err(|e| format!("failed to convert to apply proxy config: {}", e.0))
+    merge_proxy_value(&Value::Object(overlay), &DEFAULT_PROXY_CONFIG, "proxy config")
+        .map(drop)
+        .map_err(|e| format!("failed to convert to apply proxy config: {}", e.0))
 }
 
 /// Merges a ProxyConfig overlay: each field set in the overlay replaces the base's, except
 /// `proxyMetadata`, merged key by key (the overlay wins). Every field is type-checked; an unknown
-/// field is an error when `strict`, and dropped otherwise.
-fn merge_proxy_value(overlay: &Value, base: &Value, at: &str, strict: bool) -> Result<Value, MeshError> {
+/// field is dropped, as Istio's lenient second decode drops it (the mesh's `defaultConfig` and the
+/// `proxy.istio.io/config` annotation alike).
+fn merge_proxy_value(overlay: &Value, base: &Value, at: &str) -> Result<Value, MeshError> {
     let Value::Object(overlay) = overlay else {
         return Err(MeshError(format!(
             "{at}: must be a mapping of ProxyConfig fields"
@@ -280,9 +277,6 @@ fn merge_proxy_value(overlay: &Value, base: &Value, at: &str, strict: bool) -> R
     for (key, value) in overlay {
         let name = camel_case(key);
         let Some((_, kind)) = PROXY_CONFIG_FIELDS.iter().find(|(field, _)| *field == name) else {
-            if strict {
-                return Err(MeshError(format!("{at}: unknown field {key:?} in ProxyConfig")));
-            }
             continue;
         };
         let value =
@@ -332,29 +326,121 @@ fn check_field(kind: Kind, value: &Value) -> Result<Value, String> {
     }
 }
 
-/// A protobuf JSON duration: `<seconds>[.<fraction>]s`, returned in nanoseconds.
+/// A `google.protobuf.Duration` as Istio decodes it, in nanoseconds. Istio reads ProxyConfig and
+/// mesh YAML with the legacy `jsonpb`, which parses durations with Go's `time.ParseDuration`: so
+/// `1m`, `1h30m`, `500ms` and `-1.5s` are all accepted, as well as protobuf's own `45s`/`0.5s`.
 pub fn parse_duration(text: &str) -> Result<i128, String> {
-    let invalid = || {
-        format!("invalid duration {text:?} (expected seconds with an 's' suffix, e.g. \"45s\" or \"0.5s\")")
+    go_parse_duration(text).map(i128::from)
+}
+
+/// Go's `time.ParseDuration`: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+`, or `0`; the error is Go's.
+fn go_parse_duration(text: &str) -> Result<i64, String> {
+    const LIMIT: u64 = 1 << 63;
+    let quoted = |t: &str| {
+        let mut out = String::new();
+        gojson::write_string(&mut out, t);
+        out
     };
-    let body = text.strip_suffix('s').ok_or_else(invalid)?;
-    let (negative, body) = body.strip_prefix('-').map_or((false, body), |rest| (true, rest));
-    let (seconds, fraction) = body.split_once('.').unwrap_or((body, ""));
-    if seconds.is_empty()
-        || !seconds.bytes().all(|b| b.is_ascii_digit())
-        || fraction.len() > 9
-        || !fraction.bytes().all(|b| b.is_ascii_digit())
-    {
+    let invalid = || format!("time: invalid duration {}", quoted(text));
+    let (negative, mut rest) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if rest == "0" {
+        return Ok(0);
+    }
+    if rest.is_empty() {
         return Err(invalid());
     }
-    let seconds: i128 = seconds.parse().map_err(|_| invalid())?;
-    let nanos: i128 = if fraction.is_empty() {
-        0
-    } else {
-        format!("{fraction:0<9}").parse().map_err(|_| invalid())?
-    };
-    let total = seconds * 1_000_000_000 + nanos;
-    Ok(if negative { -total } else { total })
+    let mut total: u64 = 0;
+    while !rest.is_empty() {
+        if !(rest.starts_with('.') || rest.as_bytes()[0].is_ascii_digit()) {
+            return Err(invalid());
+        }
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let whole: u64 = if digits == 0 {
+            0
+        } else {
+            rest[..digits].parse().map_err(|_| invalid())?
+        };
+        rest = &rest[digits..];
+        let (mut fraction, mut scale, mut has_fraction) = (0u64, 1f64, false);
+        if let Some(after) = rest.strip_prefix('.') {
+            let count = after.bytes().take_while(u8::is_ascii_digit).count();
+            let mut overflow = false;
+            for digit in after[..count].bytes() {
+                if overflow {
+                    continue;
+                }
+                if fraction > (LIMIT - 1) / 10 {
+                    overflow = true;
+                    continue;
+                }
+                let next = fraction * 10 + u64::from(digit - b'0');
+                if next > LIMIT {
+                    overflow = true;
+                    continue;
+                }
+                fraction = next;
+                scale *= 10.0;
+            }
+            has_fraction = count > 0;
+            rest = &after[count..];
+        }
+        if digits == 0 && !has_fraction {
+            return Err(invalid());
+        }
+        let unit_len = rest
+            .find(|c: char| c == '.' || c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if unit_len == 0 {
+            return Err(format!("time: missing unit in duration {}", quoted(text)));
+        }
+        let unit_name = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let unit: u64 = match unit_name {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    quoted(unit_name),
+                    quoted(text)
+                ));
+            }
+        };
+        if whole > LIMIT / unit {
+            return Err(invalid());
+        }
+        let mut value = whole * unit;
+        if fraction > 0 {
+            // Go computes the fractional part in float64, as here.
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                clippy::cast_precision_loss
+            )]
+            let part = (fraction as f64 * (unit as f64 / scale)) as u64;
+            value = value
+                .checked_add(part)
+                .filter(|v| *v <= LIMIT)
+                .ok_or_else(invalid)?;
+        }
+        total = total
+            .checked_add(value)
+            .filter(|t| *t <= LIMIT)
+            .ok_or_else(invalid)?;
+    }
+    if negative {
+        // -(1 << 63) is the smallest Duration.
+        return Ok(0i64.wrapping_sub_unsigned(total));
+    }
+    i64::try_from(total).map_err(|_| invalid())
 }
 
 /// Istio's `protoToJSON` of a ProxyConfig for the `PROXY_CONFIG` env var.

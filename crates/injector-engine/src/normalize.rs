@@ -405,6 +405,18 @@ fn skipped_when_absent(field: &Field) -> bool {
     (field.omitempty && !struct_like(field.shape.kind)) || field.omitzero
 }
 
+/// Whether `field` is a `*metav1.Time` whose (given) time was the zero time: Go allocates the
+/// pointer, so `omitempty` keeps it, and the zero time prints as `null`.
+fn is_zero_time_pointer(field: &Field, normalized: &Value) -> bool {
+    field.shape.kind == Kind::Ptr
+        && field
+            .shape
+            .elem
+            .as_ref()
+            .is_some_and(|elem| elem.kind == Kind::Time)
+        && normalized.is_null()
+}
+
 /// Whether the normalized value of `field` is left out of the output.
 fn omitted(schema: &Compiled, field: &Field, value: &Value) -> bool {
     (field.omitempty && is_empty(&field.shape, value))
@@ -417,13 +429,17 @@ fn omitted(schema: &Compiled, field: &Field, value: &Value) -> bool {
 
 impl<'a> Walker<'a> {
     fn fail(&self, found: &Value, expected: &str) -> NormalizeError {
+        error(&json_kind(found), &self.path_text(), expected)
+    }
+
+    /// `<Type>.<json path>` of the value being walked, as Go's errors name it.
+    fn path_text(&self) -> String {
         let owner = self.structs.last().copied().unwrap_or("");
-        let path = if self.path.is_empty() {
+        if self.path.is_empty() {
             owner.to_owned()
         } else {
             format!("{owner}.{}", self.path.join("."))
-        };
-        error(&json_kind(found), &path, expected)
+        }
     }
 
     /// Normalizes `value` for a field of `shape` (`null` stands for an absent field).
@@ -444,7 +460,14 @@ impl<'a> Walker<'a> {
             return Ok(());
         }
         let fits = match (shape.kind, &*value) {
-            (Kind::String | Kind::Bytes | Kind::Time, Value::String(_))
+            (Kind::Time, Value::String(text)) => {
+                *value = match crate::gotime::round_trip(text) {
+                    Ok(printed) => printed.map_or(Value::Null, Value::String),
+                    Err(message) => return Err(error("", "", &format!("{}: {message}", self.path_text()))),
+                };
+                true
+            }
+            (Kind::String | Kind::Bytes, Value::String(_))
             | (Kind::Bool, Value::Bool(_))
             | (Kind::Raw | Kind::Any, _)
             | (Kind::Intorstring, Value::String(_)) => true,
@@ -612,25 +635,34 @@ impl<'a> Walker<'a> {
     ) -> Result<(), NormalizeError> {
         let known = self.positions.len() - base;
         let mut any_omitted = false;
+        // Offsets of `*Time` fields given a zero time: printed as `null`, never omitted (rare).
+        let mut zero_time_pointers = Vec::new();
         // Past the known fields come the unknown ones, kept as they are.
         for (offset, value) in map.values_mut().take(known).enumerate() {
             let Some(field) = self.positions.get(base + offset).and_then(|&p| fields.get(p)) else {
                 break;
             };
+            let given = !value.is_null();
             self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
             let result = self.value(&field.shape, value);
             self.path.pop();
             result?;
+            if given && is_zero_time_pointer(field, value) {
+                zero_time_pointers.push(offset);
+                continue;
+            }
             any_omitted |= omitted(self.schema, field, value);
         }
         if any_omitted {
             let schema = self.schema;
-            let mut positions = self.positions.get(base..).unwrap_or_default().iter();
+            let mut positions = self.positions.get(base..).unwrap_or_default().iter().enumerate();
             map.retain(|_, value| {
-                !positions
-                    .next()
-                    .and_then(|&position| fields.get(position))
-                    .is_some_and(|field| omitted(schema, field, value))
+                !positions.next().is_some_and(|(offset, &position)| {
+                    !zero_time_pointers.contains(&offset)
+                        && fields
+                            .get(position)
+                            .is_some_and(|field| omitted(schema, field, value))
+                })
             });
         }
         Ok(())
@@ -652,10 +684,15 @@ impl<'a> Walker<'a> {
                 None if skipped_when_absent(field) => continue,
                 None => schema.zero(&field.shape),
                 Some(mut given) => {
+                    let was_given = !given.is_null();
                     self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
                     let result = self.value(&field.shape, &mut given);
                     self.path.pop();
                     result?;
+                    if was_given && is_zero_time_pointer(field, &given) {
+                        out.insert(field.name.clone(), given);
+                        continue;
+                    }
                     given
                 }
             };

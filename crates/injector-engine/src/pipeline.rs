@@ -423,20 +423,32 @@ fn decide_in(pod: &Value, request_namespace: Option<&str>, config: &InjectorConf
 }
 
 /// The rendered template as a pod overlay (YAML 1.1, like `sigs.k8s.io/yaml`).
+/// A repeated key is no error: the last value wins, as in `sigs.k8s.io/yaml`'s `Unmarshal`.
 fn parse_overlay(rendered: &str) -> Result<Value, InjectError> {
-    let documents = injector_core::yaml::parse_documents(rendered).map_err(|e| {
+    let fail = |message: &str| {
         InjectError(format!(
-            "failed to run injection template: failed to parse the rendered template: {}",
-            e.message
+            "failed to run injection template: failed to parse the rendered template: {message}"
         ))
-    })?;
-    match documents.into_iter().next() {
-        None => Ok(Value::Object(Map::new())),
-        Some((_, value @ Value::Object(_))) => Ok(value),
-        Some((_, _)) => Err(InjectError(
-            "failed to run injection template: the rendered template is not a mapping".to_owned(),
-        )),
+    };
+    let documents = injector_core::yaml::split_documents(rendered).map_err(|e| fail(&e.message))?;
+    for document in documents.iter().filter(|d| !d.is_blank()) {
+        // Leading blank lines keep the parser's line numbers those of the whole text.
+        let padded = format!(
+            "{}{}",
+            "\n".repeat(document.start_line.saturating_sub(1)),
+            document.text
+        );
+        match injector_core::yaml::parse_last_key_wins(&padded).map_err(|e| fail(&e))? {
+            Value::Null => continue,
+            value @ Value::Object(_) => return Ok(value),
+            _ => {
+                return Err(InjectError(
+                    "failed to run injection template: the rendered template is not a mapping".to_owned(),
+                ));
+            }
+        }
     }
+    Ok(Value::Object(Map::new()))
 }
 
 /// Istio's `applyOverlayYAML`: a strategic merge with the Pod schema, then the Go round trip.

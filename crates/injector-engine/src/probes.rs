@@ -128,9 +128,9 @@ fn prober(probe: &Value, container: &Value, status_port: i64, with_timeout: bool
             "port".into(),
             action.get("port").cloned().unwrap_or(Value::from(0)),
         );
-        if let Some(service) = action.get("service").filter(|v| v.is_string()) {
-            grpc.insert("service".into(), service.clone());
-        }
+        // `GRPCAction.Service` is a `*string` without `omitempty`: Go writes `null` when unset.
+        let service = action.get("service").filter(|v| v.is_string());
+        grpc.insert("service".into(), service.cloned().unwrap_or(Value::Null));
         out.insert("grpc".into(), Value::Object(grpc));
     } else {
         return None;

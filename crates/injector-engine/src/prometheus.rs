@@ -20,8 +20,18 @@ pub const MERGE_METRICS_ANNOTATION: &str = "prometheus.istio.io/merge-metrics";
 pub const SCRAPE_TARGETS_ANNOTATION: &str = "prometheus.istio.io/scrape-targets";
 /// The env var carrying the app's original scrape configuration to the agent.
 pub const SCRAPE_CONFIG_ENV: &str = "ISTIO_PROMETHEUS_ANNOTATIONS";
-/// Ports the proxy and agent use; an app scrape target may not use them.
-pub const RESERVED_PORTS: [u16; 9] = [15000, 15001, 15004, 15006, 15008, 15020, 15021, 15053, 15090];
+/// Ports the proxy and agent use, with what for; an app scrape target may not use them.
+pub const RESERVED_PORTS: [(u16, &str); 9] = [
+    (15000, "Envoy admin"),
+    (15001, "outbound traffic capture"),
+    (15004, "pilot debug"),
+    (15006, "inbound traffic capture"),
+    (15008, "HBONE tunnel"),
+    (15020, "pilot-agent status / merged Prometheus"),
+    (15021, "Envoy health"),
+    (15053, "DNS proxy"),
+    (15090, "Envoy Prometheus (already merged)"),
+];
 
 const SCRAPE: &str = "prometheus_io_scrape";
 const PORT: &str = "prometheus_io_port";
@@ -188,63 +198,76 @@ fn scrape_configuration(
             _ => {}
         }
     }
-    if let Some(text) = targets_text {
-        config.targets = parse_targets(&text)?;
-        if let Some((port, path)) = config.targets.first() {
-            config.port = port.clone();
-            config.path = path.clone();
-        }
+    // Istio logs a targets annotation it cannot parse and goes on as if it were absent.
+    if let Some(targets) = targets_text.as_deref().and_then(parse_targets) {
+        config.targets = targets;
     }
-    let ports = config
-        .targets
-        .iter()
-        .map(|(port, _)| port.as_str())
-        .chain((config.targets.is_empty() && !config.port.is_empty()).then_some(config.port.as_str()));
-    for port in ports {
-        check_port(port, status_port)?;
+    if let Some((port, path)) = config.targets.first() {
+        config.port = port.clone();
+        config.path = path.clone();
+        for (port, _) in &config.targets {
+            check_port(port, status_port, PortSource::Targets)?;
+        }
+    } else if !config.port.is_empty() {
+        check_port(&config.port, status_port, PortSource::Port)?;
     }
     Ok(config)
 }
 
-/// Parses `port:path,port:path`; an empty path means `/metrics`.
-fn parse_targets(text: &str) -> Result<Vec<(String, String)>, PrometheusError> {
+/// Parses `port:path,port:path` (Istio's `ParseScrapeTargets`): entries and their parts are
+/// trimmed, empty entries skipped, an empty path is `/metrics`. `None` when an entry has no port.
+fn parse_targets(text: &str) -> Option<Vec<(String, String)>> {
     text.split(',')
         .map(str::trim)
         .filter(|entry| !entry.is_empty())
         .map(|entry| {
             let (port, path) = entry.split_once(':').unwrap_or((entry, ""));
+            let (port, path) = (port.trim(), path.trim());
             let path = if path.is_empty() { "/metrics" } else { path };
-            if !path.starts_with('/') {
-                return Err(PrometheusError(format!(
-                    "invalid {SCRAPE_TARGETS_ANNOTATION} entry {entry:?}: the path must start with '/'"
-                )));
-            }
-            Ok((port.trim().to_owned(), path.to_owned()))
+            (!port.is_empty()).then(|| (port.to_owned(), path.to_owned()))
         })
         .collect()
 }
 
-fn check_port(port: &str, status_port: u32) -> Result<(), PrometheusError> {
-    let number: u32 = port
-        .parse()
+/// Which annotation a checked port came from; Istio words its errors after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PortSource {
+    /// `prometheus.istio.io/scrape-targets`.
+    Targets,
+    /// `prometheus.io/port`.
+    Port,
+}
+
+/// Istio's checks of a scrape port, in its order and words: a decimal integer (Go's `Atoi`) from 1
+/// to 65535, not the agent's status port, not a port the proxy reserves.
+fn check_port(port: &str, status_port: u32, source: PortSource) -> Result<(), PrometheusError> {
+    let (what, subject) = match source {
+        PortSource::Targets => ("scrape targets", "target port"),
+        PortSource::Port => ("scrape configuration", "port"),
+    };
+    let fail = |reason: String| PrometheusError(format!("invalid prometheus {what}: {reason}"));
+    let number = port
+        .parse::<i64>()
         .ok()
         .filter(|n| (1..=65535).contains(n))
-        .ok_or_else(|| {
-            PrometheusError(format!(
-                "invalid Prometheus scrape port {port:?}: must be an integer from 1 to 65535"
-            ))
-        })?;
-    if number == status_port {
-        return Err(PrometheusError(format!(
-            "invalid Prometheus scrape port {port}: it is the agent's status port, where merged metrics are served"
-        )));
+        .ok_or_else(|| fail(format!("invalid {subject} {port:?}")))?;
+    if number == i64::from(status_port) {
+        return Err(fail(format!("{subject} {port} conflicts with agent port")));
     }
-    if u16::try_from(number).is_ok_and(|n| RESERVED_PORTS.contains(&n)) {
-        return Err(PrometheusError(format!(
-            "invalid Prometheus scrape port {port}: reserved by the Istio proxy"
+    if let Some(reason) = reserved_port_reason(number) {
+        return Err(fail(format!(
+            "{subject} {port} is reserved for Istio ({reason}) and cannot be scraped"
         )));
     }
     Ok(())
+}
+
+/// Why the Istio data plane reserves `port`, in the words of the agent's `IstioReservedPortReason`.
+pub fn reserved_port_reason(port: i64) -> Option<&'static str> {
+    RESERVED_PORTS
+        .iter()
+        .find(|(reserved, _)| i64::from(*reserved) == port)
+        .map(|(_, reason)| *reason)
 }
 
 /// Go's `strconv.ParseBool`.
@@ -377,6 +400,63 @@ mod tests {
                 ("8080".into(), "/metrics".into())
             ]
         );
+        assert_eq!(
+            parse_targets(" 9100 : stats ,,").expect("parses"),
+            [("9100".into(), "stats".into())],
+            "parts are trimmed; the path is taken as written"
+        );
+        assert_eq!(parse_targets("8080:/m, :/x"), None, "an entry without a port");
+    }
+
+    #[test]
+    fn unparsable_targets_are_ignored_as_istio_does() {
+        let mut p =
+            pod(json!({"prometheus.io/port": "9000", "prometheus.istio.io/scrape-targets": "8080:/m,:/x"}));
+        apply_prometheus_merge(&mut p, None, 15020).expect("merges");
+        assert_eq!(proxy_env(&p)[1].1, r#"{"scrape":"","path":"","port":"9000"}"#);
+    }
+
+    #[test]
+    fn bad_ports_fail_with_istios_words() {
+        for (annotations, message) in [
+            (
+                json!({"prometheus.io/port": "15090"}),
+                "invalid prometheus scrape configuration: port 15090 is reserved for Istio (Envoy Prometheus (already merged)) and cannot be scraped",
+            ),
+            (
+                json!({"prometheus.io/port": "+15000"}),
+                "invalid prometheus scrape configuration: port +15000 is reserved for Istio (Envoy admin) and cannot be scraped",
+            ),
+            (
+                // "15020" itself means "already merged"; another spelling of it is a conflict.
+                json!({"prometheus.io/port": "015020"}),
+                "invalid prometheus scrape configuration: port 015020 conflicts with agent port",
+            ),
+            (
+                json!({"prometheus.io/port": "0"}),
+                "invalid prometheus scrape configuration: invalid port \"0\"",
+            ),
+            (
+                json!({"prometheus.io/port": "http"}),
+                "invalid prometheus scrape configuration: invalid port \"http\"",
+            ),
+            (
+                json!({"prometheus.istio.io/scrape-targets": "8080:/m,15020:/x"}),
+                "invalid prometheus scrape targets: target port 15020 conflicts with agent port",
+            ),
+            (
+                json!({"prometheus.istio.io/scrape-targets": "8080:/m,15053"}),
+                "invalid prometheus scrape targets: target port 15053 is reserved for Istio (DNS proxy) and cannot be scraped",
+            ),
+            (
+                json!({"prometheus.istio.io/scrape-targets": "70000:/m"}),
+                "invalid prometheus scrape targets: invalid target port \"70000\"",
+            ),
+        ] {
+            let mut p = pod(annotations.clone());
+            let error = apply_prometheus_merge(&mut p, None, 15020).expect_err(message);
+            assert_eq!(error.to_string(), message, "{annotations}");
+        }
     }
 
     #[test]

@@ -77,8 +77,11 @@ fn annotation_merges_over_the_mesh_default() {
 #[test]
 fn invalid_proxy_configs_name_the_field() {
     for (yaml, fragment) in [
-        ("notAField: 1", "unknown field \"notAField\""),
-        ("drainDuration: 1m", "drainDuration: invalid duration"),
+        (
+            "drainDuration: 1x",
+            "drainDuration: time: unknown unit \"x\" in duration \"1x\"",
+        ),
+        ("drainDuration: 5", "drainDuration: invalid value"),
         ("interceptionMode: MAGIC", "interceptionMode: invalid value"),
         ("statusPort: abc", "statusPort: invalid value for int32"),
         ("proxyMetadata: {A: 1}", "proxyMetadata: invalid value"),
@@ -125,6 +128,31 @@ fn mesh_merge_rules() {
 fn durations() {
     assert_eq!(parse_duration("23s"), Ok(23_000_000_000));
     assert_eq!(parse_duration("0.5s"), Ok(500_000_000));
+    // Istio's jsonpb reads durations with Go's time.ParseDuration.
+    for (text, nanos) in [
+        ("1m", 60_000_000_000),
+        ("1h30m", 5_400_000_000_000),
+        ("500ms", 500_000_000),
+        ("-1.5s", -1_500_000_000),
+        ("+2us", 2_000),
+        ("1.5µs", 1_500),
+        (".5h", 1_800_000_000_000),
+        ("0", 0),
+        ("9223372036.854775807s", 9_223_372_036_854_775_807),
+    ] {
+        assert_eq!(parse_duration(text), Ok(nanos), "{text}");
+    }
+    for (text, error) in [
+        ("", r#"time: invalid duration """#),
+        ("1", r#"time: missing unit in duration "1""#),
+        ("1d", r#"time: unknown unit "d" in duration "1d""#),
+        (".s", r#"time: invalid duration ".s""#),
+        ("1m-", r#"time: unknown unit "m-" in duration "1m-""#),
+        ("9223372037s", r#"time: invalid duration "9223372037s""#),
+    ] {
+        assert_eq!(parse_duration(text), Err(error.to_owned()), "{text}");
+    }
+    assert_eq!(canonical_duration("1m30s"), "90s");
     assert_eq!(canonical_duration("1.5s"), "1.500s");
     assert_eq!(canonical_duration("45.000000000s"), "45s");
     for (input, expected) in [
@@ -137,4 +165,17 @@ fn durations() {
     ] {
         assert_eq!(go_duration_string(input).as_deref(), Some(expected), "{input}");
     }
+}
+
+#[test]
+fn unknown_proxy_config_fields_are_dropped_as_istio_retries_leniently() {
+    // Istio's ApplyYAML: a strict decode, then on error one allowing unknown fields.
+    let annotation = "concurrency: 3\nnoSuchField: 1";
+    assert_eq!(validate_proxy_config(annotation), Ok(()));
+    let pc = effective_proxy_config(&mesh_with(""), Some(annotation)).expect("lenient");
+    assert_eq!(pc["concurrency"], 3);
+    assert!(pc.get("noSuchField").is_none(), "{pc}");
+    // A wrong type in a known field still fails, unknown fields or not.
+    let error = validate_proxy_config("concurrency: abc\nnoSuchField: 1").expect_err("bad type");
+    assert!(error.contains("concurrency"), "{error}");
 }

@@ -53,6 +53,11 @@ fn normalizing_twice_changes_nothing() {
     for case in &cases {
         let name = case["name"].as_str().unwrap_or_default();
         let root = case["root"].as_str().unwrap_or_default();
+        if name == "pod/timestamps-in-utc" {
+            // A `*Time` given the zero time prints as `null`, which Go reads back as a nil pointer
+            // and then omits: Go's own round trip is not idempotent there.
+            continue;
+        }
         for normalize_once in [normalize, normalize_preserving] {
             let Ok(once) = normalize_once(root, &case["json"]) else {
                 continue;

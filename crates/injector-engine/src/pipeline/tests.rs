@@ -325,3 +325,21 @@ fn requests_without_a_pod_are_errors() {
             .is_err()
     );
 }
+
+#[test]
+fn a_rendered_template_may_repeat_a_key_and_the_last_one_wins() {
+    // Istio's sidecar template renders a `sidecar.istio.io/userVolume` list entry with `name:`
+    // twice; sigs.k8s.io/yaml keeps the last.
+    let overlay =
+        parse_overlay("spec:\n  volumes:\n  - name: \"0\"\n    emptyDir: {}\n    name: v\n").expect("parses");
+    assert_eq!(
+        overlay,
+        json!({"spec": {"volumes": [{"name": "v", "emptyDir": {}}]}})
+    );
+    let error = parse_overlay("spec: [\n").expect_err("malformed");
+    assert!(
+        error.0.contains("failed to parse the rendered template"),
+        "{}",
+        error.0
+    );
+}

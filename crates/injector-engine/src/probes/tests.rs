@@ -91,7 +91,7 @@ fn tcp_and_grpc_probes_become_http() {
         .expect("env");
     assert_eq!(
         env,
-        r#"{"/app-health/app/livez":{"tcpSocket":{"port":80}},"/app-health/app/readyz":{"grpc":{"port":9000}}}"#
+        r#"{"/app-health/app/livez":{"tcpSocket":{"port":80}},"/app-health/app/readyz":{"grpc":{"port":9000,"service":null}}}"#
     );
     let app = &pod["spec"]["containers"][0];
     assert_eq!(
@@ -170,4 +170,20 @@ fn re_injection_merges_with_old_keys_winning() {
     let mut fresh = vec![json!({"name": APP_PROBERS_ENV, "value": "{}"})];
     merge_or_append_probers(false, &mut fresh, r#"{"/b":{}}"#);
     assert_eq!(fresh.len(), 2, "a first injection appends");
+}
+
+#[test]
+fn grpc_probers_carry_the_service_as_go_marshals_it() {
+    // `GRPCAction.Service` is a `*string` without `omitempty`: unset is `null`, set is kept.
+    let mut pod = json!({"spec": {"containers": [
+        {"name": "app",
+         "readinessProbe": {"grpc": {"port": 9090}},
+         "livenessProbe": {"grpc": {"port": 9091, "service": "health"}},
+         "startupProbe": {"grpc": {"port": 9092, "service": ""}}},
+        {"name": "istio-proxy"}]}});
+    apply_rewrite(&mut pod, true, 15020);
+    assert_eq!(
+        pod["spec"]["containers"][1]["env"][0]["value"],
+        r#"{"/app-health/app/livez":{"grpc":{"port":9091,"service":"health"}},"/app-health/app/readyz":{"grpc":{"port":9090,"service":null}},"/app-health/app/startupz":{"grpc":{"port":9092,"service":""}}}"#
+    );
 }
