@@ -131,7 +131,20 @@ pub fn run(args: ServeArgs) -> Result<()> {
         ..Options::default()
     };
     let config = ConfigStore::watch_files(files, WatchOptions::default(), move |files| {
-        let text = |name: &'static str| files.get(name).map(|text| (name, text));
+        // Errors name the file as given (`--injector-config /etc/istio/inject/config: ...`).
+        let labels: Vec<(&str, String)> = files
+            .iter()
+            .map(|file| {
+                (
+                    file.name.as_str(),
+                    format!("--{} {}", file.name, file.path.display()),
+                )
+            })
+            .collect();
+        let text = |name: &str| {
+            let label = labels.iter().find(|(n, _)| *n == name).map(|(_, l)| l.as_str());
+            files.get(name).zip(label).map(|(text, label)| (label, text))
+        };
         let loaded = from_texts(text("injector-config"), text("values"), text("mesh"))?;
         for warning in &loaded.warnings {
             tracing::warn!(%warning, "configuration");

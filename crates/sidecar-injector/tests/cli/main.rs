@@ -7,5 +7,8 @@
 
 mod explain;
 mod inject;
+mod inject_config;
 mod serve;
+mod serve_reload;
+mod served;
 mod util;
