@@ -7,6 +7,7 @@ mod explain;
 mod explain_table;
 mod inject;
 mod input;
+mod output;
 mod serve;
 mod settings;
 mod show_patch;

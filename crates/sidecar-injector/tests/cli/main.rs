@@ -8,6 +8,7 @@
 mod explain;
 mod inject;
 mod inject_config;
+mod inject_output;
 mod serve;
 mod serve_reload;
 mod served;
