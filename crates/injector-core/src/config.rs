@@ -2,13 +2,16 @@
 //!
 //! It can be given as the whole ConfigMap (as `kubectl get cm -o yaml` prints it) or as the raw
 //! `config` YAML. Istio reads it leniently with `sigs.k8s.io/yaml`: unknown keys are ignored and
-//! field names match case-insensitively. We accept the same documents, but say so: unknown keys and
-//! odd spellings become warnings, wrong types and invalid selectors become errors naming the field.
-//! Reading is pure: the caller hands us text.
+//! field names match case-insensitively. We are stricter where leniency hides a mistake: an
+//! unknown key (a typo such as `polcy:` or `defaultTemplate:`) is an error naming it and the key it
+//! is closest to, as are wrong types and invalid selectors; odd spellings of known keys (`Policy:`)
+//! are accepted with a warning. Reading is pure: the caller hands us text.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
+
+mod shape;
 
 use crate::{
     decision::{InjectionPolicy, Policy},
@@ -95,34 +98,32 @@ impl InjectorConfig {
 }
 
 /// Reads what `istioctl kube-inject --injectConfigFile` accepts: an injection configuration (a
-/// ConfigMap, or a document with a non-empty `templates:`), or else the bare text of the `sidecar`
-/// template.
+/// ConfigMap, or the raw `config`), or the bare text of the `sidecar` template.
+///
+/// Unlike istioctl, which takes any file that is not a configuration with templates as a
+/// template, a text is a template only when its top-level keys are those of a pod overlay
+/// (`metadata:`, `spec:`); a text that names a configuration key is read strictly as a
+/// configuration (so invalid YAML and wrong fields are errors), and anything else is refused,
+/// naming its unknown keys.
 pub fn parse_injector_config_or_template(text: &str) -> Result<LoadedConfig, ConfigError> {
-    let documents = yaml::parse_documents(text).ok().unwrap_or_default();
-    let is_config = match documents.as_slice() {
-        [(_, value)] => {
-            value.get("kind").and_then(Value::as_str) == Some("ConfigMap")
-                || value
-                    .get("templates")
-                    .is_some_and(|t| t.as_object().is_some_and(|m| !m.is_empty()))
+    match shape::shape_of(text)? {
+        shape::Shape::Config => parse_injector_config(text),
+        shape::Shape::BareTemplate => {
+            let mut config = InjectorConfig::default();
+            config
+                .templates
+                .insert(DEFAULT_TEMPLATE.to_owned(), text.to_owned());
+            Ok(LoadedConfig {
+                config,
+                source: ConfigSource::Raw,
+                values: None,
+                warnings: vec![
+                    "not an injection configuration (no `templates:`): read as the bare `sidecar` template"
+                        .to_owned(),
+                ],
+            })
         }
-        _ => false,
-    };
-    if is_config {
-        return parse_injector_config(text);
     }
-    let mut config = InjectorConfig::default();
-    config
-        .templates
-        .insert(DEFAULT_TEMPLATE.to_owned(), text.to_owned());
-    Ok(LoadedConfig {
-        config,
-        source: ConfigSource::Raw,
-        values: None,
-        warnings: vec![
-            "not an injection configuration (no `templates:`): read as the `sidecar` template".to_owned(),
-        ],
-    })
 }
 
 /// Reads a configuration from YAML text: a ConfigMap (`kind: ConfigMap` with `data.config`) or
@@ -248,7 +249,7 @@ fn config_from_value(
         Value::Null => return Ok(empty_config(at, warnings)),
         other => return Err(error(at, &format!("must be a mapping, got {}", kind_of(other)))),
     };
-    let fields = canonical_fields(object, at, warnings);
+    let fields = canonical_fields(object, at, warnings)?;
     let mut config = InjectorConfig::default();
     let path = |key: &str| format!("{at}.{key}");
 
@@ -295,6 +296,13 @@ fn config_from_value(
     config.legacy_template = match fields.get("template").copied() {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) => Some(text.clone()),
+        Some(Value::Object(_)) => {
+            return Err(error(
+                &path("template"),
+                "must be a string (Istio's legacy single template), got a mapping; did you mean \
+                 `templates:` (a map from template name to template text)?",
+            ));
+        }
         Some(other) => {
             return Err(error(
                 &path("template"),
@@ -338,35 +346,33 @@ fn empty_config(at: &str, warnings: &mut Vec<String>) -> InjectorConfig {
 }
 
 /// Maps the object's keys to Istio's spelling. Go's JSON decoding matches field names
-/// case-insensitively, so `Policy:` works in Istio; we accept it with a warning. Unknown keys are
-/// ignored (as by Istio) with a warning.
+/// case-insensitively, so `Policy:` works in Istio; we accept it with a warning. Unknown keys,
+/// which Istio ignores, are an error: they are typos of keys that then silently do not apply.
 fn canonical_fields<'a>(
     object: &'a Map<String, Value>,
     at: &str,
     warnings: &mut Vec<String>,
-) -> BTreeMap<&'static str, &'a Value> {
+) -> Result<BTreeMap<&'static str, &'a Value>, ConfigError> {
     let mut fields = BTreeMap::new();
     for (key, value) in object {
-        let known = KNOWN_KEYS
-            .iter()
-            .find(|k| **k == key)
-            .or_else(|| KNOWN_KEYS.iter().find(|k| k.eq_ignore_ascii_case(key)));
-        match known {
-            Some(canonical) => {
-                if *canonical != key {
-                    warnings.push(format!(
-                        "{at}.{key}: read as `{canonical}` (Istio matches names case-insensitively)"
-                    ));
-                }
-                fields.insert(*canonical, value);
-            }
-            None => warnings.push(format!(
-                "{at}.{key}: unknown field, ignored (known fields: {})",
-                KNOWN_KEYS.join(", ")
-            )),
+        let Some(canonical) = shape::config_key(key) else {
+            let hint = match shape::suggestion(key) {
+                Some(close) if KNOWN_KEYS.contains(&close) => format!(" (did you mean `{close}`?)"),
+                _ => String::new(),
+            };
+            return Err(error(
+                &format!("{at}.{key}"),
+                &format!("unknown field{hint}; known fields: {}", KNOWN_KEYS.join(", ")),
+            ));
+        };
+        if canonical != key {
+            warnings.push(format!(
+                "{at}.{key}: read as `{canonical}` (Istio matches names case-insensitively)"
+            ));
         }
+        fields.insert(canonical, value);
     }
-    fields
+    Ok(fields)
 }
 
 fn selectors(value: Option<&Value>, at: &str) -> Result<Vec<LabelSelector>, ConfigError> {

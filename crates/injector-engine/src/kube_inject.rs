@@ -8,8 +8,9 @@
 //! it; `kind: List` items are handled one by one. Every document is followed by `---`. Skipped
 //! workloads (host network, injection disabled) are printed too, and reported as warnings.
 //!
-//! The output is built whole before anything is returned, so a failure never leaves half a
-//! document behind.
+//! [`inject_stream_each`] hands each output document to the caller as soon as it is ready, so a
+//! large stream is never held twice (the CLI writes it to a temporary file it puts in place only
+//! once the whole stream succeeded); [`inject_stream`] collects it into one string.
 
 use serde_json::{Map, Value};
 
@@ -40,13 +41,27 @@ pub struct KubeInjectError {
     pub message: String,
 }
 
+/// Why [`inject_stream_each`] stopped.
+#[derive(Debug)]
+pub enum StreamError<E> {
+    /// A document could not be injected.
+    Inject(KubeInjectError),
+    /// The caller's sink refused a document.
+    Sink(E),
+}
+
 /// Injects every workload of a YAML stream.
 pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutput, KubeInjectError> {
-    let documents = injector_core::yaml::split_documents(stream).map_err(|e| KubeInjectError {
-        document: e.index,
-        object: None,
-        message: e.message,
+    let mut text = String::new();
+    let warnings = inject_stream_each(injector, stream, |document| {
+        text.push_str(document);
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .map_err(|error| match error {
+        StreamError::Inject(error) => error,
+        StreamError::Sink(never) => match never {},
     })?;
+<<<<<<< HEAD
     let mut output = KubeInjectOutput {
         text: String::new(),
         warnings: Vec::new(),
@@ -71,6 +86,39 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
             document: document.index,
             object,
             message,
+=======
+    Ok(KubeInjectOutput { text, warnings })
+}
+
+/// Injects every workload of a YAML stream, document by document, calling `sink` with each
+/// output document (its text followed by `---\n`) as soon as it is ready. Returns the warnings
+/// (skipped workloads). On an error, the documents before it have been handed to `sink`: the
+/// caller decides whether to keep them (the CLI does not).
+pub fn inject_stream_each<E>(
+    injector: &Injector,
+    stream: &str,
+    mut sink: impl FnMut(&str) -> Result<(), E>,
+) -> Result<Vec<String>, StreamError<E>> {
+    let documents = injector_core::yaml::split_documents(stream).map_err(|e| {
+        StreamError::Inject(KubeInjectError {
+            document: e.index,
+            object: None,
+            message: e.message,
+        })
+    })?;
+    let mut warnings = Vec::new();
+    let mut buffer = String::new();
+    for document in documents {
+        if document.text.is_empty() {
+            continue;
+        }
+        let fail = |object: Option<String>, message: String| {
+            StreamError::Inject(KubeInjectError {
+                document: document.index,
+                object,
+                message,
+            })
+>>>>>>> rel-config-output
         };
         let value = if document.is_blank() {
             Value::Null
@@ -79,6 +127,7 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
         };
         let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+<<<<<<< HEAD
         let Some(root) = root_for(api_version, kind) else {
             output.text.push_str(&raw);
             output.text.push_str("---\n");
@@ -89,8 +138,23 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
             .map_err(|message| fail(Some(described), message))?;
         output.text.push_str(&goyaml::to_string(&injected));
         output.text.push_str("---\n");
+=======
+        buffer.clear();
+        match root_for(api_version, kind) {
+            None => buffer.push_str(document.text),
+            Some(root) => {
+                let described = describe(&value);
+                let injected = into_object(injector, root, &value, &mut warnings)
+                    .map_err(|message| fail(Some(described), message))?;
+                drop(value);
+                buffer.push_str(&goyaml::to_string(&injected));
+            }
+        }
+        buffer.push_str("---\n");
+        sink(&buffer).map_err(StreamError::Sink)?;
+>>>>>>> rel-config-output
     }
-    Ok(output)
+    Ok(warnings)
 }
 
 /// The separator line between two documents of `stream` (both slices of it).

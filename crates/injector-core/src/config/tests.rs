@@ -107,17 +107,31 @@ fn missing_policy_means_no_injection() {
 }
 
 #[test]
-fn unknown_fields_are_warned_about_not_misread() {
-    let loaded = load("policy: enabled\npolicies: disabled\ntemplates: {sidecar: x}\n");
-    assert_eq!(loaded.config.injection.policy, Policy::Enabled);
+fn unknown_fields_are_errors_naming_the_closest_key() {
+    let e = fail("policy: enabled\npolicies: disabled\ntemplates: {sidecar: x}\n");
+    assert_eq!(e.location, "config.policies");
     assert!(
-        loaded
-            .warnings
-            .iter()
-            .any(|w| w.starts_with("config.policies: unknown field")),
-        "{:?}",
-        loaded.warnings
+        e.message.starts_with("unknown field (did you mean `policy`?)"),
+        "{e}"
     );
+    let e = fail("policy: enabled\ndefaultTemplate: [sidecar]\ntemplates: {sidecar: x}\n");
+    assert_eq!(e.location, "config.defaultTemplate");
+    assert!(e.message.contains("did you mean `defaultTemplates`?"), "{e}");
+    let e = fail("policy: enabled\nreplicas: 3\n");
+    assert_eq!(e.location, "config.replicas");
+    assert!(!e.message.contains("did you mean"), "{e}");
+    // Inside a ConfigMap too.
+    let e =
+        fail("apiVersion: v1\nkind: ConfigMap\ndata:\n  config: |\n    policy: enabled\n    templtes: {}\n");
+    assert_eq!(e.location, "data.config.templtes");
+    assert!(e.message.contains("did you mean `templates`?"), "{e}");
+}
+
+#[test]
+fn a_template_mapping_points_at_templates() {
+    let e = fail("policy: enabled\ntemplate:\n  sidecar: |\n    spec: {}\n");
+    assert_eq!(e.location, "config.template");
+    assert!(e.message.contains("did you mean `templates:`"), "{e}");
 }
 
 #[test]
@@ -226,4 +240,38 @@ fn bare_templates_are_read_as_the_sidecar_template() {
     assert_eq!(loaded.config.injection.policy, Policy::Enabled);
     let config = parse_injector_config_or_template("templates:\n  sidecar: x\n").expect("a config");
     assert_eq!(config.config.templates["sidecar"], "x");
+}
+
+fn fail_either(text: &str) -> ConfigError {
+    parse_injector_config_or_template(text).expect_err("neither a configuration nor a template")
+}
+
+/// The shapes of a broken file that were once read as a "template" (and then failed every
+/// injection): each is now an error saying where.
+#[test]
+fn a_broken_configuration_is_never_read_as_a_template() {
+    // Invalid YAML (the reproduction of the issue): the parser's line is in the message.
+    let e = fail_either("policy: [enabled\n  templates: {\n");
+    assert!(e.location.starts_with("document 1"), "{e}");
+    assert!(e.message.contains("line"), "{e}");
+    // A typo'd key.
+    let e = fail_either("policy: enabled\ntemplate:\n  sidecar: |\n    spec: {}\n");
+    assert_eq!(e.location, "config.template");
+    let e = fail_either("polcy: enabled\ntemplates:\n  sidecar: 'spec: {}'\n");
+    assert_eq!(e.location, "config.polcy");
+    // Truncated in a flow mapping, and in a block scalar of a ConfigMap.
+    let e = fail_either(
+        "policy: enabled\ntemplates: {sidecar: \"spec: {containers: [{name: istio-proxy, image: '{{ .Values",
+    );
+    assert!(e.location.starts_with("document 1"), "{e}");
+    let e = fail_either(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio-sidecar-injector}\ndata:\n  config: \"policy: enabled\\ntempl",
+    );
+    assert!(e.location.starts_with("document 1"), "{e}");
+    // Neither a configuration nor a pod overlay.
+    let e = fail_either("hello: world\n");
+    assert_eq!(e.location, "hello");
+    assert!(e.message.contains("unknown top-level key"), "{e}");
+    // Empty.
+    assert_eq!(fail_either("").location, "(file)");
 }

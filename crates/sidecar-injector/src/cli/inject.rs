@@ -1,19 +1,17 @@
 //! `sidecar-injector inject`: manual injection of manifests, like `istioctl kube-inject`.
 
-use std::{
-    io::Write,
-    path::{Path, PathBuf},
-};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use injector_engine::{
-    kube_inject::inject_stream,
+    kube_inject::{StreamError, inject_stream_each},
     pipeline::{Injector, Options},
 };
 
 use super::{
     input,
+    output::Output,
     settings::{self, SettingsArgs},
 };
 
@@ -29,8 +27,9 @@ pub struct InjectArgs {
     /// The manifests (multi-document YAML or JSON); `-` reads standard input.
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: PathBuf,
-    /// Where to write the result; standard output by default. The file is replaced only once the
-    /// whole stream has been injected.
+    /// Where to write the result; standard output by default (or `-`). Nothing is written unless
+    /// the whole stream is injected: a file is then replaced atomically, keeping its permissions
+    /// (a symlink's target is replaced, the link kept); a FIFO or device is written in place.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The configuration files (embedded defaults when not given).
@@ -73,21 +72,55 @@ pub fn run(args: &InjectArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("injector configuration: {e}"))?;
     let source = input::read_source(&args.file)?;
     let ignored = ignored_annotations(&source);
-    let output =
-        inject_stream(&injector, &source.text).map_err(|e| anyhow::anyhow!("{}: {e}", source.name))?;
-    match &args.output {
-        Some(path) => write_atomically(path, output.text.as_bytes())?,
-        None => std::io::stdout()
-            .lock()
-            .write_all(output.text.as_bytes())
-            .context("cannot write to standard output")?,
-    }
+    // Opened only now, once the configuration and the input are known to be readable; each
+    // document is written as soon as it is injected, and the output put in place at the end.
+    let mut output = Output::open(args.output.as_deref())?;
+    let warnings = inject_stream_each(&injector, &source.text, |document| {
+        output.write_all(document.as_bytes())
+    })
+    .map_err(|error| match error {
+        StreamError::Inject(error) => anyhow::anyhow!("{}: {error}", source.name),
+        StreamError::Sink(error) => error,
+    })?;
+    drop(source);
+    output.commit()?;
     for warning in &ignored {
         eprintln!("warning: {warning}");
     }
-    if !output.warnings.is_empty() {
+    if !warnings.is_empty() {
         eprintln!();
-        for warning in &output.warnings {
+        for warning in &warnings {
+            eprint!("{warning}");
+        }
+    }
+    Ok(())
+}
+
+/// The annotations of the stream's pod templates that have no effect, one message each naming
+/// the document. A stream that does not parse yields none here (injecting it reports the error).
+fn ignored_annotations(source: &input::Source) -> Vec<String> {
+    let Ok(objects) = input::objects(source) else {
+        return Vec::new();
+    };
+    objects
+        .iter()
+        .filter_map(|object| {
+            let template = injector_core::workload::pod_template(&object.value)
+                .ok()
+                .flatten()?;
+            let found = injector_core::ignored_annotations::warnings(&template.annotations);
+            Some(
+                found
+                    .into_iter()
+                    .map(|w| format!("{}: {w}", object.describe()))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+        .collect()
+}
+        eprintln!();
+        for warning in &warnings {
             eprint!("{warning}");
         }
     }
@@ -118,17 +151,3 @@ fn ignored_annotations(source: &input::Source) -> Vec<String> {
         .collect()
 }
 
-/// Writes `path` through a temporary file in the same directory, so the file is never half-written.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let directory = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".to_owned());
-    let temporary = directory.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&temporary, bytes).with_context(|| format!("cannot write {}", temporary.display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("cannot replace {}", path.display()))
-}

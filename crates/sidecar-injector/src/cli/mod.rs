@@ -10,6 +10,7 @@ mod explain_table;
 mod inject;
 mod input;
 mod man;
+mod output;
 mod serve;
 mod settings;
 mod show_patch;

@@ -249,11 +249,19 @@ fn config_loader(
 ) -> impl Fn(&ConfigFiles) -> Result<Injector, String> + Send + Sync + 'static {
     let revision = revision.to_owned();
     move |files: &ConfigFiles| {
-        // Messages name the file (or `configmap/NS/NAME (data.KEY)`) the text came from.
-        let text = |name: &'static str| {
-            files
-                .file(name)
-                .map(|f| (f.path.to_str().unwrap_or(name), f.contents.as_str()))
+        // Errors name the file as given (`--injector-config /etc/istio/inject/config: ...`), or
+        // the ConfigMap key (`configmap/NS/NAME (data.KEY)`) in cluster mode.
+        let labels: Vec<(&str, String)> = files
+            .iter()
+            .map(|file| {
+                let path = file.path.display().to_string();
+                let label = if path.starts_with("configmap/") { path } else { format!("--{} {path}", file.name) };
+                (file.name.as_str(), label)
+            })
+            .collect();
+        let text = |name: &str| {
+            let label = labels.iter().find(|(n, _)| *n == name).map(|(_, l)| l.as_str());
+            files.get(name).zip(label).map(|(text, label)| (label, text))
         };
         let loaded = from_texts(text("injector-config"), text("values"), text("mesh"))?;
         for warning in &loaded.warnings {

@@ -66,6 +66,20 @@ fn text_of(source: &Option<input::Source>) -> Text<'_> {
     source.as_ref().map(|s| (s.name.as_str(), s.text.as_str()))
 }
 
+/// `inject` and `serve` render templates: a configuration without any (a file cut short before
+/// `templates:`, or a configuration meant for `explain`) would fail every injection, so it is
+/// refused here rather than accepted and then failing each pod.
+fn require_templates(config: &InjectorConfig) -> Result<(), String> {
+    if config.templates.is_empty() {
+        return Err(
+            "config.templates: no templates; every injection would fail (give the `templates:` map, e.g. \
+             `templates: {sidecar: ...}`, or the bare text of a sidecar template)"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
 /// Builds the settings from file texts (`(name, text)`); errors name the file and the field.
 pub fn from_texts(config: Text<'_>, values: Text<'_>, mesh: Text<'_>) -> Result<Loaded, String> {
     let (default_config, default_values, default_mesh) = embedded_defaults();
@@ -73,6 +87,7 @@ pub fn from_texts(config: Text<'_>, values: Text<'_>, mesh: Text<'_>) -> Result<
     let (config_loaded, config_values) = match config {
         Some((name, text)) => {
             let loaded = parse_injector_config_or_template(text).map_err(|e| format!("{name}: {e}"))?;
+            require_templates(&loaded.config).map_err(|e| format!("{name}: {e}"))?;
             warnings.extend(loaded.warnings.iter().map(|w| format!("{name}: {w}")));
             (loaded.config, loaded.values.map(|v| (name.to_owned(), v)))
         }

@@ -8,8 +8,12 @@
 mod completion;
 mod explain;
 mod inject;
+mod inject_config;
+mod inject_output;
 mod readme;
 mod serve;
+mod serve_reload;
 mod serve_startup;
+mod served;
 mod template;
 mod util;

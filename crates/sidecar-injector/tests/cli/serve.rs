@@ -2,89 +2,26 @@
 //! (curl), an AdmissionReview in, a JSON Patch out that turns the pod into an injected pod.
 
 use std::{
-    net::TcpListener,
-    process::{Child, Command, Stdio},
+    process::Command,
     time::{Duration, Instant},
 };
 
 use base64::Engine as _;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::util::Files;
-
-/// A free loopback port (bound and released; the server binds it right after).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-struct Served {
-    child: Child,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn curl(args: &[&str]) -> (i32, String) {
-    let output = Command::new("curl")
-        .args(["-sS", "--max-time", "10"])
-        .args(args)
-        .output()
-        .expect("curl runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-    )
-}
+use crate::{
+    served::{Served, curl, have_curl},
+    util::Files,
+};
 
 #[test]
 fn serves_admission_reviews_over_verified_tls() {
-    if Command::new("curl")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_err()
-    {
-        eprintln!("curl is not installed: skipping (.ci/run installs it)");
+    if !have_curl() {
         return;
     }
     let files = Files::new();
-    let ca = files.write("ca.pem", "");
-    std::fs::remove_file(&ca).expect("the CA file is created by the server");
-    let (port, monitoring) = (free_port(), free_port());
-    let child = Command::new(env!("CARGO_BIN_EXE_sidecar-injector"))
-        .args([
-            "serve",
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-            "--monitoring-addr",
-            &format!("127.0.0.1:{monitoring}"),
-        ])
-        .args(["--write-ca", &ca, "--log-format", "json"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve starts");
-    let served = Served { child };
-
-    let ready = Instant::now();
-    loop {
-        let (code, body) = curl(&[&format!("http://127.0.0.1:{monitoring}/readyz")]);
-        if code == 0 && body.contains("\"ready\":true") {
-            break;
-        }
-        assert!(
-            ready.elapsed() < Duration::from_secs(60),
-            "not ready after 60 s: {body}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let served = Served::start(&files, &[]);
+    let (ca, port, monitoring) = (served.ca.clone(), served.port, served.monitoring);
 
     let pod = json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "web", "labels": {"app": "web"}},
@@ -93,17 +30,7 @@ fn serves_admission_reviews_over_verified_tls() {
         "request": {"uid": "8d9d2a61", "namespace": "shop", "operation": "CREATE",
                     "kind": {"group": "", "version": "v1", "kind": "Pod"}, "object": pod}});
     let review_file = files.write("review.json", &review.to_string());
-    let (code, body) = curl(&[
-        "--cacert",
-        &ca,
-        "-H",
-        "Content-Type: application/json",
-        "--data-binary",
-        &format!("@{review_file}"),
-        &format!("https://127.0.0.1:{port}/inject"),
-    ]);
-    assert_eq!(code, 0, "curl over verified TLS: {body}");
-    let response: Value = serde_json::from_str(&body).expect("a JSON AdmissionReview");
+    let response = served.admit(&review_file);
     assert_eq!(response["apiVersion"], "admission.k8s.io/v1");
     assert_eq!(response["response"]["uid"], "8d9d2a61");
     assert_eq!(response["response"]["allowed"], true);

@@ -100,3 +100,21 @@ pub fn example(name: &str) -> String {
         .join(name);
     path.display().to_string()
 }
+
+impl Files {
+    /// The path of `name` in the directory (not created).
+    pub fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+
+    /// The names in the directory, sorted (to find temporary files left behind).
+    pub fn leftovers(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
+            .expect("the directory is read")
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
