@@ -61,32 +61,6 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
         StreamError::Inject(error) => error,
         StreamError::Sink(never) => match never {},
     })?;
-<<<<<<< HEAD
-    let mut output = KubeInjectOutput {
-        text: String::new(),
-        warnings: Vec::new(),
-    };
-    // Kubernetes' YAML reader keeps a separator line that ends an empty document as the start of
-    // the next one, so `---` at the top of a stream (or twice in a row) is written back.
-    let mut carried = "";
-    for (position, document) in documents.iter().enumerate() {
-        let raw = if carried.is_empty() {
-            std::borrow::Cow::Borrowed(document.text)
-        } else {
-            std::borrow::Cow::Owned(format!("{carried}{}", document.text))
-        };
-        if document.text.is_empty() && carried.is_empty() {
-            carried = documents
-                .get(position + 1)
-                .map_or("", |next| separator_between(stream, document.text, next.text));
-            continue;
-        }
-        carried = "";
-        let fail = |object: Option<String>, message: String| KubeInjectError {
-            document: document.index,
-            object,
-            message,
-=======
     Ok(KubeInjectOutput { text, warnings })
 }
 
@@ -108,17 +82,28 @@ pub fn inject_stream_each<E>(
     })?;
     let mut warnings = Vec::new();
     let mut buffer = String::new();
-    for document in documents {
-        if document.text.is_empty() {
+    // Kubernetes' YAML reader keeps a separator line that ends an empty document as the start of
+    // the next one, so `---` at the top of a stream (or twice in a row) is written back.
+    let mut carried = "";
+    for (position, document) in documents.iter().enumerate() {
+        let raw = if carried.is_empty() {
+            std::borrow::Cow::Borrowed(document.text)
+        } else {
+            std::borrow::Cow::Owned(format!("{carried}{}", document.text))
+        };
+        if document.text.is_empty() && carried.is_empty() {
+            carried = documents
+                .get(position + 1)
+                .map_or("", |next| separator_between(stream, document.text, next.text));
             continue;
         }
+        carried = "";
         let fail = |object: Option<String>, message: String| {
             StreamError::Inject(KubeInjectError {
                 document: document.index,
                 object,
                 message,
             })
->>>>>>> rel-config-output
         };
         let value = if document.is_blank() {
             Value::Null
@@ -127,21 +112,9 @@ pub fn inject_stream_each<E>(
         };
         let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
-<<<<<<< HEAD
-        let Some(root) = root_for(api_version, kind) else {
-            output.text.push_str(&raw);
-            output.text.push_str("---\n");
-            continue;
-        };
-        let described = describe(&value);
-        let injected = into_object(injector, root, &value, &mut output.warnings)
-            .map_err(|message| fail(Some(described), message))?;
-        output.text.push_str(&goyaml::to_string(&injected));
-        output.text.push_str("---\n");
-=======
         buffer.clear();
         match root_for(api_version, kind) {
-            None => buffer.push_str(document.text),
+            None => buffer.push_str(&raw),
             Some(root) => {
                 let described = describe(&value);
                 let injected = into_object(injector, root, &value, &mut warnings)
@@ -152,7 +125,6 @@ pub fn inject_stream_each<E>(
         }
         buffer.push_str("---\n");
         sink(&buffer).map_err(StreamError::Sink)?;
->>>>>>> rel-config-output
     }
     Ok(warnings)
 }
