@@ -14,8 +14,9 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use prometheus_client::registry::Registry;
+use tokio::sync::OwnedSemaphorePermit;
 
-use crate::admission::{self, Verdict};
+use crate::admission::{self, AdmissionRequest, Verdict};
 use crate::config_store::ConfigStore;
 use crate::injector::{AdmissionInput, AdmissionOutcome, Injector};
 use crate::metrics::{AdmissionMetrics, FailureType};
@@ -129,10 +130,23 @@ impl Record {
     }
 }
 
+/// The answer to one admission: the response and what to log about it.
+struct Answer {
+    resp: Response<Body>,
+    record: Record,
+}
+
+/// A step of the admission chain: the value the next step needs, or the final answer (an
+/// early rejection; boxed, as the rare path).
+type Step<T> = Result<T, Box<Answer>>;
+
 async fn admit<I: Injector>(shared: Arc<Shared<I>>, req: Request<Incoming>, path: String) -> Response<Body> {
     let start = Instant::now();
     shared.metrics.requests.inc();
-    let (resp, record) = admit_inner(&shared, req, &path, start).await;
+    let Answer { resp, record } = match admit_chain(&shared, req, &path, start).await {
+        Ok(answer) => answer,
+        Err(answer) => *answer,
+    };
     let elapsed = start.elapsed();
     shared.metrics.time.observe(elapsed.as_secs_f64());
     tracing::info!(
@@ -151,122 +165,21 @@ async fn admit<I: Injector>(shared: Arc<Shared<I>>, req: Request<Incoming>, path
     resp
 }
 
-async fn admit_inner<I: Injector>(
+/// The admission chain: limits → body → decode → configuration → cache or engine → verdict →
+/// response. Each step either hands the next one what it needs or answers early.
+async fn admit_chain<I: Injector>(
     shared: &Shared<I>,
     req: Request<Incoming>,
     path: &str,
     start: Instant,
-) -> (Response<Body>, Record) {
-    let m = &shared.metrics;
-    let limits = &shared.limits;
-    let fail = |kind: FailureType, status: StatusCode, msg: String| {
-        m.fail(kind);
-        (text(status, msg.clone()), Record::failed(msg))
-    };
-
-    let timeout = path_params::timeout_from_query(req.uri().query())
-        .unwrap_or(limits.default_timeout)
-        .min(limits.max_timeout);
+) -> Step<Answer> {
+    let timeout = request_timeout(&shared.limits, &req);
     let deadline = start + timeout;
-
-    // 413 from Content-Length, before reading a byte of the body.
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    // Over HTTP/1.1 the unread rest of the body would be taken for the next request: close.
-    let too_large = |version: http::Version| {
-        let (mut resp, rec) = fail(
-            FailureType::BodyTooLarge,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request entity too large: limit is {}", limits.body_limit),
-        );
-        if version < http::Version::HTTP_2 {
-            resp.headers_mut()
-                .insert(CONNECTION, http::HeaderValue::from_static("close"));
-        }
-        (resp, rec)
-    };
-    if declared.is_some_and(|len| len > limits.body_limit as u64) {
-        return too_large(req.version());
-    }
-
-    // Bounded concurrency: a slot per admission, taken before the body is buffered, so memory
-    // is bounded by max_concurrency × body_limit. Excess requests wait up to queue_timeout
-    // (never past the deadline), then get 503 + Retry-After.
-    let wait = limits
-        .queue_timeout
-        .min(deadline.saturating_duration_since(Instant::now()));
-    let permit = match tokio::time::timeout(wait, shared.permits.clone().acquire_owned()).await {
-        Ok(Ok(p)) => p,
-        _ => {
-            let (mut resp, rec) = fail(
-                FailureType::Overloaded,
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many admission requests in flight; retry later".to_owned(),
-            );
-            resp.headers_mut()
-                .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
-            return (resp, rec);
-        }
-    };
-    m.in_flight.inc();
-    let _in_flight = GaugeGuard(m.in_flight.clone());
-
-    let version = req.version();
-    let content_type = req.headers().get(CONTENT_TYPE).cloned();
-    let body = Limited::new(req.into_body(), limits.body_limit);
-    let body = match tokio::time::timeout(limits.body_read_timeout, body.collect()).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return too_large(version),
-        Ok(Err(e)) => {
-            return fail(
-                FailureType::BodyRead,
-                StatusCode::BAD_REQUEST,
-                format!("error reading body: {e}"),
-            );
-        }
-        Err(_) => {
-            return fail(
-                FailureType::BodyRead,
-                StatusCode::REQUEST_TIMEOUT,
-                format!("timed out reading the body after {:?}", limits.body_read_timeout),
-            );
-        }
-    };
-    if body.is_empty() {
-        return fail(
-            FailureType::EmptyBody,
-            StatusCode::BAD_REQUEST,
-            "no body found".to_owned(),
-        );
-    }
-    // Istio requires exactly `application/json`; `application/json; charset=utf-8` fails.
-    if content_type.as_ref().map(|v| v.as_bytes()) != Some(b"application/json") {
-        return fail(
-            FailureType::ContentType,
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "invalid Content-Type, want `application/json`".to_owned(),
-        );
-    }
-
-    let mut request = match admission::decode(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            m.fail(FailureType::Decode);
-            m.success.inc();
-            let out = admission::encode_response(
-                e.version,
-                e.uid.as_deref().unwrap_or(""),
-                &Verdict::Deny(e.message.clone()),
-            );
-            let mut rec = Record::failed(e.message);
-            rec.uid = e.uid.unwrap_or_default();
-            rec.decision = "denied";
-            return (json(StatusCode::OK, out), rec);
-        }
-    };
+    check_declared_length(shared, &req)?;
+    let permit = acquire_slot(shared, deadline).await?;
+    let _in_flight = GaugeGuard::inc(&shared.metrics.in_flight);
+    let body = read_body(shared, req).await?;
+    let mut request = decode_review(shared, &body)?;
     let mut record = Record {
         uid: request.uid.clone(),
         namespace: request.namespace.clone(),
@@ -275,29 +188,188 @@ async fn admit_inner<I: Injector>(
         reason: String::new(),
         cached: false,
     };
-    let (review_version, uid) = (request.version, request.uid.clone());
-    let respond = |verdict: &Verdict| {
-        json(
-            StatusCode::OK,
-            admission::encode_response(Some(review_version), &uid, verdict),
-        )
-    };
+    let config = current_config(shared, &mut record)?;
+    let input = admission_input(&mut request, path, deadline);
+    let result = run_engine(shared, config, input, permit, body.len(), deadline).await;
+    let verdict = verdict(shared, result, timeout, &mut record);
+    let resp = json(
+        StatusCode::OK,
+        admission::encode_response(Some(request.version), &request.uid, &verdict),
+    );
+    Ok(Answer { resp, record })
+}
 
-    let Some(config) = shared.config.current() else {
-        m.fail(FailureType::NoConfig);
+/// Counts a failure and answers with a plain-text HTTP error.
+fn reject<I: Injector>(
+    shared: &Shared<I>,
+    kind: FailureType,
+    status: StatusCode,
+    msg: String,
+) -> Box<Answer> {
+    shared.metrics.fail(kind);
+    Box::new(Answer {
+        resp: text(status, msg.clone()),
+        record: Record::failed(msg),
+    })
+}
+
+/// The API server's deadline for this request: `?timeout=`, else the default, capped.
+fn request_timeout(limits: &Limits, req: &Request<Incoming>) -> Duration {
+    path_params::timeout_from_query(req.uri().query())
+        .unwrap_or(limits.default_timeout)
+        .min(limits.max_timeout)
+}
+
+/// `413` for a body over the limit. Over HTTP/1.1 the unread rest of the body would be taken
+/// for the next request, so the connection is closed.
+fn too_large<I: Injector>(shared: &Shared<I>, version: http::Version) -> Box<Answer> {
+    let mut answer = reject(
+        shared,
+        FailureType::BodyTooLarge,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("request entity too large: limit is {}", shared.limits.body_limit),
+    );
+    if version < http::Version::HTTP_2 {
+        answer
+            .resp
+            .headers_mut()
+            .insert(CONNECTION, http::HeaderValue::from_static("close"));
+    }
+    answer
+}
+
+/// Limits: `413` from `Content-Length`, before reading a byte of the body.
+fn check_declared_length<I: Injector>(shared: &Shared<I>, req: &Request<Incoming>) -> Step<()> {
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > shared.limits.body_limit as u64) {
+        return Err(too_large(shared, req.version()));
+    }
+    Ok(())
+}
+
+/// Limits: a slot per admission, taken before the body is buffered, so memory is bounded by
+/// max_concurrency × body_limit. Excess requests wait up to queue_timeout (never past the
+/// deadline), then get 503 + Retry-After.
+async fn acquire_slot<I: Injector>(shared: &Shared<I>, deadline: Instant) -> Step<OwnedSemaphorePermit> {
+    let wait = shared
+        .limits
+        .queue_timeout
+        .min(deadline.saturating_duration_since(Instant::now()));
+    match tokio::time::timeout(wait, shared.permits.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => Ok(permit),
+        _ => {
+            let mut answer = reject(
+                shared,
+                FailureType::Overloaded,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many admission requests in flight; retry later".to_owned(),
+            );
+            answer
+                .resp
+                .headers_mut()
+                .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
+            Err(answer)
+        }
+    }
+}
+
+/// Body: read under the size limit and the read timeout; an empty body is `400` and a
+/// `Content-Type` other than exactly `application/json` is `415`.
+async fn read_body<I: Injector>(shared: &Shared<I>, req: Request<Incoming>) -> Step<Bytes> {
+    let limits = &shared.limits;
+    let version = req.version();
+    let content_type = req.headers().get(CONTENT_TYPE).cloned();
+    let body = Limited::new(req.into_body(), limits.body_limit);
+    let body = match tokio::time::timeout(limits.body_read_timeout, body.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large(shared, version)),
+        Ok(Err(e)) => {
+            return Err(reject(
+                shared,
+                FailureType::BodyRead,
+                StatusCode::BAD_REQUEST,
+                format!("error reading body: {e}"),
+            ));
+        }
+        Err(_) => {
+            return Err(reject(
+                shared,
+                FailureType::BodyRead,
+                StatusCode::REQUEST_TIMEOUT,
+                format!("timed out reading the body after {:?}", limits.body_read_timeout),
+            ));
+        }
+    };
+    if body.is_empty() {
+        return Err(reject(
+            shared,
+            FailureType::EmptyBody,
+            StatusCode::BAD_REQUEST,
+            "no body found".to_owned(),
+        ));
+    }
+    // Istio requires exactly `application/json`; `application/json; charset=utf-8` fails.
+    if content_type.as_ref().map(|v| v.as_bytes()) != Some(b"application/json") {
+        return Err(reject(
+            shared,
+            FailureType::ContentType,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "invalid Content-Type, want `application/json`".to_owned(),
+        ));
+    }
+    Ok(body)
+}
+
+/// Decode: the AdmissionReview; a problem with it is an HTTP 200 with `allowed: false`.
+fn decode_review<I: Injector>(shared: &Shared<I>, body: &[u8]) -> Step<AdmissionRequest> {
+    admission::decode(body).map_err(|e| {
+        let m = &shared.metrics;
+        m.fail(FailureType::Decode);
+        m.success.inc();
+        let out = admission::encode_response(
+            e.version,
+            e.uid.as_deref().unwrap_or(""),
+            &Verdict::Deny(e.message.clone()),
+        );
+        let mut record = Record::failed(e.message);
+        record.uid = e.uid.unwrap_or_default();
+        record.decision = "denied";
+        Box::new(Answer {
+            resp: json(StatusCode::OK, out),
+            record,
+        })
+    })
+}
+
+/// Configuration: a snapshot of the current one; none loaded yet is `503`, so the webhook's
+/// `failurePolicy` decides.
+fn current_config<I: Injector>(shared: &Shared<I>, record: &mut Record) -> Step<Arc<I::Config>> {
+    shared.config.current().ok_or_else(|| {
+        shared.metrics.fail(FailureType::NoConfig);
+        let mut record = std::mem::replace(record, Record::failed(""));
         record.reason = "no injector configuration loaded".to_owned();
         let msg = match shared.config.status().last_error {
             Some(e) => format!("the sidecar injector has no valid configuration yet: {e}"),
             None => "the sidecar injector has no configuration loaded yet".to_owned(),
         };
-        return (text(StatusCode::SERVICE_UNAVAILABLE, msg), record);
-    };
+        Box::new(Answer {
+            resp: text(StatusCode::SERVICE_UNAVAILABLE, msg),
+            record,
+        })
+    })
+}
 
+/// What the engine is given: the request (its pod moved out) and the path's inject envs.
+fn admission_input(request: &mut AdmissionRequest, path: &str, deadline: Instant) -> AdmissionInput {
     let (path_env, dropped) = path_params::parse_inject_envs_with_dropped(path);
     if let Some(key) = dropped {
         tracing::warn!(%path, key, "odd number of inject env entries; ignoring the last key");
     }
-    let input = AdmissionInput {
+    AdmissionInput {
         uid: request.uid.clone(),
         namespace: request.namespace.clone(),
         operation: request.operation.clone(),
@@ -306,55 +378,94 @@ async fn admit_inner<I: Injector>(
         path_env,
         path: path.to_owned(),
         deadline,
-    };
-    // An identical admission seen before is answered here, without the engine or a thread
-    // hand-off. The key copies the pod, so very large ones are not cached.
-    let cache = shared.cache.clone().filter(|_| body.len() <= MAX_CACHED_BODY);
+    }
+}
+
+/// How the cache-or-engine step ended.
+enum EngineResult {
+    /// The outcome, and whether it came from the cache.
+    Done(AdmissionOutcome, bool),
+    /// The deadline passed before or while the engine ran.
+    Late,
+    /// The engine panicked or its task failed.
+    Failed(String),
+}
+
+/// Cache or engine: an identical admission seen under the same configuration (the replicas
+/// of a scale-up) is answered from the outcome cache, on the async worker; otherwise the
+/// engine runs on the blocking pool (or inline) under the deadline.
+async fn run_engine<I: Injector>(
+    shared: &Shared<I>,
+    config: Arc<I::Config>,
+    input: AdmissionInput,
+    permit: OwnedSemaphorePermit,
+    body_len: usize,
+    deadline: Instant,
+) -> EngineResult {
+    // The key copies the pod, so very large ones are not cached.
+    let cache = shared.cache.clone().filter(|_| body_len <= MAX_CACHED_BODY);
     let key = cache.as_ref().and_then(|cache| cache.key(&input));
     let hit = match (&cache, &key) {
         (Some(cache), Some(key)) => cache.get(&config, key),
         _ => None,
     };
-    let result = if let Some(outcome) = hit {
+    if let Some(outcome) = hit {
         drop(permit);
-        Ok(Ok(Some((outcome, true))))
-    } else if limits.inline_injector {
+        return EngineResult::Done(outcome, true);
+    }
+    if shared.limits.inline_injector {
         let _permit = permit;
         if Instant::now() >= input.deadline {
-            Ok(Ok(None))
-        } else {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input)
-            }));
-            Ok(outcome
-                .map(|outcome| Some((outcome, false)))
-                .map_err(|_| "the injection engine panicked".to_owned()))
+            return EngineResult::Late;
         }
-    } else {
-        let injector = shared.injector.clone();
-        // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
-        // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
-        let task = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            if Instant::now() >= input.deadline {
-                return None;
-            }
-            let outcome = admit_and_remember(cache.as_deref(), key, &*injector, &config, &input);
-            Some((outcome, false))
-        });
-        tokio::time::timeout_at(deadline.into(), task)
-            .await
-            .map(|joined| joined.map_err(|e| e.to_string()))
-    };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input)
+        }));
+        return match outcome {
+            Ok(outcome) => EngineResult::Done(outcome, false),
+            Err(_) => EngineResult::Failed("the injection engine panicked".to_owned()),
+        };
+    }
+    let injector = shared.injector.clone();
+    // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
+    // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
+    let task = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        if Instant::now() >= input.deadline {
+            return None;
+        }
+        Some(admit_and_remember(
+            cache.as_deref(),
+            key,
+            &*injector,
+            &config,
+            &input,
+        ))
+    });
+    match tokio::time::timeout_at(deadline.into(), task).await {
+        Ok(Ok(Some(outcome))) => EngineResult::Done(outcome, false),
+        Ok(Ok(None)) | Err(_) => EngineResult::Late,
+        Ok(Err(e)) => EngineResult::Failed(e.to_string()),
+    }
+}
+
+/// Verdict: the engine's outcome as `allowed`/patch/denial, counted and recorded.
+fn verdict<I: Injector>(
+    shared: &Shared<I>,
+    result: EngineResult,
+    timeout: Duration,
+    record: &mut Record,
+) -> Verdict {
+    let m = &shared.metrics;
     let outcome = match result {
-        Ok(Ok(Some((outcome, cached)))) => {
+        EngineResult::Done(outcome, cached) => {
             if cached {
                 m.cache_hits.inc();
             }
             record.cached = cached;
             outcome
         }
-        Ok(Ok(None)) | Err(_) => {
+        EngineResult::Late => {
             m.fail(FailureType::Deadline);
             m.success.inc();
             let msg = format!(
@@ -362,9 +473,9 @@ async fn admit_inner<I: Injector>(
                  the injector is overloaded or the webhook timeoutSeconds is too low"
             );
             record.reason = msg.clone();
-            return (respond(&Verdict::Deny(msg)), record);
+            return Verdict::Deny(msg);
         }
-        Ok(Err(error)) => {
+        EngineResult::Failed(error) => {
             m.fail(FailureType::Internal);
             m.success.inc();
             tracing::error!(uid = %record.uid, %error, "injector task failed");
@@ -372,11 +483,11 @@ async fn admit_inner<I: Injector>(
                        see the injector logs"
                 .to_owned();
             record.reason = msg.clone();
-            return (respond(&Verdict::Deny(msg)), record);
+            return Verdict::Deny(msg);
         }
     };
     m.success.inc();
-    let verdict = match outcome {
+    match outcome {
         AdmissionOutcome::Skipped { reason } => {
             m.skip.inc();
             record.decision = "skipped";
@@ -395,11 +506,18 @@ async fn admit_inner<I: Injector>(
             record.reason = message.clone();
             Verdict::Deny(message)
         }
-    };
-    (respond(&verdict), record)
+    }
 }
 
+/// Decrements a gauge when dropped.
 struct GaugeGuard(prometheus_client::metrics::gauge::Gauge);
+
+impl GaugeGuard {
+    fn inc(gauge: &prometheus_client::metrics::gauge::Gauge) -> Self {
+        gauge.inc();
+        GaugeGuard(gauge.clone())
+    }
+}
 
 impl Drop for GaugeGuard {
     fn drop(&mut self) {
