@@ -5,6 +5,7 @@
 //! is an HTTP 200 AdmissionReview with `allowed: false` and a message.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -75,6 +76,7 @@ pub(crate) fn text(status: StatusCode, message: impl Into<String>) -> Response<B
 pub(crate) async fn route<I: Injector>(
     shared: Arc<Shared<I>>,
     req: Request<Incoming>,
+    peer: SocketAddr,
 ) -> Result<Response<Body>, Infallible> {
     // Routing uses the decoded path, like Go's `URL.Path` (so `/inject%2Fk%2Fv` is
     // `/inject/k/v`).
@@ -84,7 +86,7 @@ pub(crate) async fn route<I: Injector>(
     // with a body works. We keep that (the API server only ever POSTs).
     if path == "/inject" || path.starts_with("/inject/") {
         let path = path.to_owned();
-        return Ok(admit(shared, req, path).await);
+        return Ok(admit(shared, req, path, peer).await);
     }
     if path == "/ready" || path == "/readyz" {
         let (ready, detail) = shared.readiness_report();
@@ -140,7 +142,12 @@ struct Answer {
 /// early rejection; boxed, as the rare path).
 type Step<T> = Result<T, Box<Answer>>;
 
-async fn admit<I: Injector>(shared: Arc<Shared<I>>, req: Request<Incoming>, path: String) -> Response<Body> {
+async fn admit<I: Injector>(
+    shared: Arc<Shared<I>>,
+    req: Request<Incoming>,
+    path: String,
+    peer: SocketAddr,
+) -> Response<Body> {
     let start = Instant::now();
     shared.metrics.requests.inc();
     let Answer { resp, record } = match admit_chain(&shared, req, &path, start).await {
@@ -149,20 +156,51 @@ async fn admit<I: Injector>(shared: Arc<Shared<I>>, req: Request<Incoming>, path
     };
     let elapsed = start.elapsed();
     shared.metrics.time.observe(elapsed.as_secs_f64());
-    tracing::info!(
-        target: "injector_server::admission",
-        uid = %record.uid,
-        namespace = %record.namespace,
-        pod = %record.pod,
-        path = %path,
-        decision = record.decision,
-        reason = %record.reason,
-        cached = record.cached,
-        status = resp.status().as_u16(),
-        duration_ms = elapsed.as_secs_f64() * 1000.0,
-        "admission"
-    );
+    log_admission(&record, &path, peer, resp.status(), elapsed);
     resp
+}
+
+/// The admission's log line: INFO when the pod was injected or skipped, WARN when it was denied
+/// or the request failed. String fields are recorded as `&str`, which the text format quotes
+/// (a reason has spaces) and JSON writes as plain strings; the duration is in milliseconds
+/// rounded to the microsecond.
+fn log_admission(record: &Record, path: &str, peer: SocketAddr, status: StatusCode, elapsed: Duration) {
+    let duration_ms = duration_ms(elapsed);
+    macro_rules! line {
+        ($level:ident) => {
+            tracing::$level!(
+                target: "injector_server::admission",
+                uid = record.uid.as_str(),
+                namespace = record.namespace.as_str(),
+                pod = record.pod.as_str(),
+                path,
+                peer = %peer,
+                decision = record.decision,
+                reason = record.reason.as_str(),
+                cached = record.cached,
+                status = status.as_u16(),
+                duration_ms,
+                "admission"
+            )
+        };
+    }
+    if is_warning(record.decision, status) {
+        line!(warn);
+    } else {
+        line!(info);
+    }
+}
+
+/// Denials and failed requests are worth a warning; injected and skipped pods are not.
+fn is_warning(decision: &str, status: StatusCode) -> bool {
+    status != StatusCode::OK || !matches!(decision, "injected" | "skipped")
+}
+
+/// Milliseconds, rounded to three decimals (the microsecond), so a log line reads
+/// `duration_ms=1.234` rather than `1.2339999999999998`.
+fn duration_ms(elapsed: Duration) -> f64 {
+    let micros = u32::try_from(elapsed.as_micros()).unwrap_or(u32::MAX);
+    f64::from(micros) / 1000.0
 }
 
 /// The admission chain: limits → body → decode → configuration → cache or engine → verdict →
@@ -541,4 +579,25 @@ fn admit_and_remember<I: Injector>(
         cache.insert(config, key, outcome.clone());
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_whole_microseconds_in_milliseconds() {
+        assert_eq!(duration_ms(Duration::from_nanos(1_233_999)).to_string(), "1.233");
+        assert_eq!(duration_ms(Duration::from_micros(100)).to_string(), "0.1");
+        assert_eq!(duration_ms(Duration::from_secs(12)).to_string(), "12000");
+    }
+
+    #[test]
+    fn denials_and_failures_warn() {
+        assert!(!is_warning("injected", StatusCode::OK));
+        assert!(!is_warning("skipped", StatusCode::OK));
+        assert!(is_warning("denied", StatusCode::OK));
+        assert!(is_warning("error", StatusCode::PAYLOAD_TOO_LARGE));
+        assert!(is_warning("denied", StatusCode::SERVICE_UNAVAILABLE));
+    }
 }

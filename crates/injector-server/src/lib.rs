@@ -80,6 +80,7 @@ mod monitoring;
 mod outcome_cache;
 pub mod path_params;
 mod readiness;
+mod review_ids;
 mod server;
 pub mod tls;
 mod watch;

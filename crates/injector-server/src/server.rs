@@ -339,7 +339,7 @@ impl<I: Injector> ConnTask<I> {
             let busy = act.begin();
             let shared = shared.clone();
             async move {
-                let resp = handler::route(shared, req).await;
+                let resp = handler::route(shared, req, peer).await;
                 drop(busy);
                 resp
             }
