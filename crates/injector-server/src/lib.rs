@@ -72,6 +72,7 @@
 
 pub mod admission;
 pub mod config_store;
+mod connections;
 mod handler;
 mod injector;
 mod logging;
