@@ -18,6 +18,7 @@ use prometheus_client::registry::Registry;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::admission::{self, AdmissionRequest, Verdict};
+use crate::budget::{MemoryBudget, Reservation};
 use crate::config_store::ConfigStore;
 use crate::injector::{AdmissionInput, AdmissionOutcome, Injector};
 use crate::metrics::{AdmissionMetrics, FailureType};
@@ -48,6 +49,8 @@ pub(crate) struct Shared<I: Injector> {
     pub metrics: AdmissionMetrics,
     pub registry: Registry,
     pub permits: Arc<tokio::sync::Semaphore>,
+    /// The memory budget of the admissions in flight.
+    pub budget: MemoryBudget,
     pub limits: Limits,
     pub readiness: Readiness,
     /// Outcomes of recent identical admissions (`None`: caching off).
@@ -213,10 +216,11 @@ async fn admit_chain<I: Injector>(
 ) -> Step<Answer> {
     let timeout = request_timeout(&shared.limits, &req);
     let deadline = start + timeout;
-    check_declared_length(shared, &req)?;
+    let declared = check_declared_length(shared, &req)?;
     let permit = acquire_slot(shared, deadline).await?;
+    let mut reservation = reserve_memory(shared, declared, deadline).await?;
     let _in_flight = GaugeGuard::inc(&shared.metrics.in_flight);
-    let body = read_body(shared, req).await?;
+    let body = read_body(shared, req, &mut reservation, deadline).await?;
     let mut request = decode_review(shared, &body)?;
     let mut record = Record {
         uid: request.uid.clone(),
@@ -228,7 +232,10 @@ async fn admit_chain<I: Injector>(
     };
     let config = current_config(shared, &mut record)?;
     let input = admission_input(&mut request, path, deadline);
-    let result = run_engine(shared, config, input, permit, body.len(), deadline).await;
+    let body_len = body.len();
+    // The decoded tree is what is left to weigh; the raw body goes.
+    drop(body);
+    let result = run_engine(shared, config, input, (permit, reservation), body_len, deadline).await;
     let verdict = verdict(shared, result, timeout, &mut record);
     let resp = json(
         StatusCode::OK,
@@ -277,7 +284,8 @@ fn too_large<I: Injector>(shared: &Shared<I>, version: http::Version) -> Box<Ans
 }
 
 /// Limits: `413` from `Content-Length`, before reading a byte of the body.
-fn check_declared_length<I: Injector>(shared: &Shared<I>, req: &Request<Incoming>) -> Step<()> {
+/// Returns the declared length, if any.
+fn check_declared_length<I: Injector>(shared: &Shared<I>, req: &Request<Incoming>) -> Step<Option<usize>> {
     let declared = req
         .headers()
         .get(CONTENT_LENGTH)
@@ -286,46 +294,144 @@ fn check_declared_length<I: Injector>(shared: &Shared<I>, req: &Request<Incoming
     if declared.is_some_and(|len| len > shared.limits.body_limit as u64) {
         return Err(too_large(shared, req.version()));
     }
-    Ok(())
+    Ok(declared.and_then(|len| usize::try_from(len).ok()))
+}
+
+/// A body of unknown length first reserves for this much, then grows as it streams.
+const STREAMED_FIRST_RESERVATION: usize = 64 << 10;
+
+/// How long an admission may wait for a slot or for memory: the queue timeout, never past
+/// the deadline.
+fn queue_wait(limits: &Limits, deadline: Instant) -> Duration {
+    limits
+        .queue_timeout
+        .min(deadline.saturating_duration_since(Instant::now()))
+}
+
+/// `503` + `Retry-After: 1`: the server is at a limit now, not broken.
+fn overloaded<I: Injector>(shared: &Shared<I>, kind: FailureType, message: &str) -> Box<Answer> {
+    let mut answer = reject(shared, kind, StatusCode::SERVICE_UNAVAILABLE, message.to_owned());
+    answer
+        .resp
+        .headers_mut()
+        .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
+    answer
+}
+
+const BUDGET_SPENT: &str =
+    "the admissions in flight hold the server's memory budget (--max-inflight-mib); retry later";
+
+/// Limits: memory for the declared body (or a first share of a streamed one), weighted by
+/// the expansion of its decoded tree; waits like a slot, then `503` + Retry-After.
+async fn reserve_memory<I: Injector>(
+    shared: &Shared<I>,
+    declared: Option<usize>,
+    deadline: Instant,
+) -> Step<Reservation> {
+    let first = declared.unwrap_or(STREAMED_FIRST_RESERVATION);
+    let wait = queue_wait(&shared.limits, deadline);
+    match shared.budget.reserve(first, wait).await {
+        Some(reservation) => Ok(reservation),
+        None => Err(overloaded(shared, FailureType::MemoryBudget, BUDGET_SPENT)),
+    }
 }
 
 /// Limits: a slot per admission, taken before the body is buffered, so memory is bounded by
 /// max_concurrency × body_limit. Excess requests wait up to queue_timeout (never past the
 /// deadline), then get 503 + Retry-After.
 async fn acquire_slot<I: Injector>(shared: &Shared<I>, deadline: Instant) -> Step<OwnedSemaphorePermit> {
-    let wait = shared
-        .limits
-        .queue_timeout
-        .min(deadline.saturating_duration_since(Instant::now()));
+    let wait = queue_wait(&shared.limits, deadline);
     match tokio::time::timeout(wait, shared.permits.clone().acquire_owned()).await {
         Ok(Ok(permit)) => Ok(permit),
-        _ => {
-            let mut answer = reject(
-                shared,
-                FailureType::Overloaded,
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many admission requests in flight; retry later".to_owned(),
-            );
-            answer
-                .resp
-                .headers_mut()
-                .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
-            Err(answer)
-        }
+        _ => Err(overloaded(
+            shared,
+            FailureType::Overloaded,
+            "too many admission requests in flight; retry later",
+        )),
     }
 }
 
-/// Body: read under the size limit and the read timeout; an empty body is `400` and a
-/// `Content-Type` other than exactly `application/json` is `415`.
-async fn read_body<I: Injector>(shared: &Shared<I>, req: Request<Incoming>) -> Step<Bytes> {
+/// Why a body could not be read in full.
+enum BodyError {
+    TooLarge,
+    BudgetSpent,
+    Read(String),
+}
+
+/// Collects the body under the size limit, growing the memory reservation (doubling) when
+/// more arrives than it covers.
+async fn collect_body(
+    budget: &MemoryBudget,
+    body: Incoming,
+    limit: usize,
+    reservation: &mut Reservation,
+    wait: Duration,
+) -> Result<Bytes, BodyError> {
+    let mut body = Limited::new(body, limit);
+    let mut buf = bytes::BytesMut::new();
+    let mut single: Option<Bytes> = None;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                BodyError::TooLarge
+            } else {
+                BodyError::Read(e.to_string())
+            }
+        })?;
+        let Ok(data) = frame.into_data() else { continue };
+        let total = buf.len() + single.as_ref().map_or(0, Bytes::len) + data.len();
+        if !reservation.covers(total) {
+            let want = total.max(reservation.covered().saturating_mul(2)).min(limit);
+            if !budget.grow(reservation, want, wait).await {
+                return Err(BodyError::BudgetSpent);
+            }
+        }
+        // One frame (the usual case for a small body) is kept as is, without a copy.
+        match single.take() {
+            None if buf.is_empty() => single = Some(data),
+            Some(first) => {
+                buf.extend_from_slice(&first);
+                buf.extend_from_slice(&data);
+            }
+            None => buf.extend_from_slice(&data),
+        }
+    }
+    Ok(single.unwrap_or_else(|| buf.freeze()))
+}
+
+/// Body: read under the size limit, the memory budget and the read timeout; an empty body is
+/// `400` and a `Content-Type` other than exactly `application/json` is `415`.
+async fn read_body<I: Injector>(
+    shared: &Shared<I>,
+    req: Request<Incoming>,
+    reservation: &mut Reservation,
+    deadline: Instant,
+) -> Step<Bytes> {
     let limits = &shared.limits;
     let version = req.version();
     let content_type = req.headers().get(CONTENT_TYPE).cloned();
-    let body = Limited::new(req.into_body(), limits.body_limit);
-    let body = match tokio::time::timeout(limits.body_read_timeout, body.collect()).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large(shared, version)),
-        Ok(Err(e)) => {
+    let wait = queue_wait(limits, deadline);
+    let collect = collect_body(
+        &shared.budget,
+        req.into_body(),
+        limits.body_limit,
+        reservation,
+        wait,
+    );
+    let body = match tokio::time::timeout(limits.body_read_timeout, collect).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(BodyError::TooLarge)) => return Err(too_large(shared, version)),
+        Ok(Err(BodyError::BudgetSpent)) => {
+            let mut answer = overloaded(shared, FailureType::MemoryBudget, BUDGET_SPENT);
+            if version < http::Version::HTTP_2 {
+                answer
+                    .resp
+                    .headers_mut()
+                    .insert(CONNECTION, http::HeaderValue::from_static("close"));
+            }
+            return Err(answer);
+        }
+        Ok(Err(BodyError::Read(e))) => {
             return Err(reject(
                 shared,
                 FailureType::BodyRead,
@@ -436,7 +542,7 @@ async fn run_engine<I: Injector>(
     shared: &Shared<I>,
     config: Arc<I::Config>,
     input: AdmissionInput,
-    permit: OwnedSemaphorePermit,
+    permit: (OwnedSemaphorePermit, Reservation),
     body_len: usize,
     deadline: Instant,
 ) -> EngineResult {

@@ -71,6 +71,7 @@
 //! ```
 
 pub mod admission;
+mod budget;
 pub mod config_store;
 mod connections;
 mod handler;

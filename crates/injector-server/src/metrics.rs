@@ -32,6 +32,8 @@ pub enum FailureType {
     NoConfig,
     /// Too many admissions in flight.
     Overloaded,
+    /// The admissions in flight hold the whole memory budget.
+    MemoryBudget,
     /// The API server's deadline passed before the work started.
     Deadline,
     /// The injector panicked or its task failed.
@@ -50,6 +52,7 @@ impl FailureType {
             FailureType::Injection => "injection",
             FailureType::NoConfig => "no_config",
             FailureType::Overloaded => "overloaded",
+            FailureType::MemoryBudget => "memory_budget",
             FailureType::Deadline => "deadline",
             FailureType::Internal => "internal",
         }

@@ -22,6 +22,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+use crate::budget::MemoryBudget;
 use crate::config_store::ConfigStore;
 use crate::connections::{Activity, ConnectionTable, Slot, Watched};
 use crate::handler::{self, Limits, Shared};
@@ -49,8 +50,13 @@ pub struct ServeOptions {
     /// On shutdown, how long in-flight requests may take to finish (default 25 s, within
     /// Kubernetes' default 30 s termination grace period).
     pub grace_period: Duration,
-    /// Admissions processed at once (default 64). Memory is bounded by this × `body_limit`.
+    /// Admissions processed at once (default 64).
     pub max_concurrency: usize,
+    /// Memory budget of the admissions in flight, in bytes (default 512 MiB): each admission
+    /// reserves its body size × the measured expansion of its decoded tree (at least 256 KiB,
+    /// at most the whole budget) before decoding; when the budget is spent, admissions wait
+    /// like for a slot, then get `503` + `Retry-After`.
+    pub max_inflight_bytes: usize,
     /// How long an admission waits for a slot before `503 Service Unavailable` with
     /// `Retry-After: 1` (default 1 s; never beyond the request deadline).
     pub queue_timeout: Duration,
@@ -101,6 +107,7 @@ impl Default for ServeOptions {
             watch: WatchOptions::default(),
             grace_period: Duration::from_secs(25),
             max_concurrency: 64,
+            max_inflight_bytes: 512 << 20,
             queue_timeout: Duration::from_secs(1),
             max_connections: 4096,
             body_limit: 6 * 1024 * 1024,
@@ -171,6 +178,15 @@ impl<I: Injector> Server<I> {
         let metrics = AdmissionMetrics::new();
         let mut registry = Registry::default();
         metrics.register(&mut registry);
+        let budget = MemoryBudget::new(options.max_inflight_bytes);
+        registry.register(
+            "sidecar_injector_memory_reserved_bytes",
+            format!(
+                "Memory reserved by the admissions in flight (body size × expansion), of a budget of {} bytes.",
+                budget.total_bytes()
+            ),
+            budget.reserved_gauge(),
+        );
         let connection_metrics = ConnectionMetrics::default();
         connection_metrics.register(&mut registry);
         let connections = ConnectionTable::new(options.max_connections, connection_metrics.clone());
@@ -183,6 +199,7 @@ impl<I: Injector> Server<I> {
             metrics,
             registry,
             permits: Arc::new(Semaphore::new(options.max_concurrency.max(1))),
+            budget,
             limits: Limits {
                 body_limit: options.body_limit,
                 body_read_timeout: options.body_read_timeout,
