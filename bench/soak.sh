@@ -115,14 +115,16 @@ while kill -0 "$client_pid" 2>/dev/null; do
     edits=$((edits + 1))
     if [ $((edits % 2)) -eq 0 ]; then bad_mesh; bad_edits=$((bad_edits + 1)); else good_mesh $((edits % 4 + 1)); fi
   fi
-  if [ $((t % 120)) -eq 0 ] && [ "$t" -lt "$SECONDS_TOTAL" ]; then
+  # Restarts fall 5 s after a good edit: a replica started on a bad configuration has no last
+  # good one to keep and rightly stays unready.
+  if [ $((t % 120)) -eq 25 ] && [ "$t" -lt "$SECONDS_TOTAL" ]; then
     restarts=$((restarts + 1))
     victim=$next_victim
     if [ "$victim" = a ]; then port=$PORT_A mon=$MON_A next_victim=b; else port=$PORT_B mon=$MON_B next_victim=a; fi
     echo "t=${t}s SIGTERM replica $victim (reloads so far: $(reload_counts "$mon"))"
     kill -TERM "${pid_of[$victim]}"
     wait "${pid_of[$victim]}" || echo "replica $victim exited with $?"
-    start_replica "$victim" "$port" "$mon"
+    start_replica "$victim" "$port" "$mon" || echo "t=${t}s replica $victim not ready after restart"
   fi
 done
 wait "$client_pid" || true
