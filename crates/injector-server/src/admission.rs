@@ -128,7 +128,31 @@ struct RawGvk {
 ///
 /// Accepts `admission.k8s.io/v1` and `v1beta1` with kind `AdmissionReview`. Requires `request`
 /// with a `uid` and an `object` that is a JSON object and, when it says so, a `Pod`.
+///
+/// When decoding fails, the error still carries `request.uid` and the review's version if
+/// they can be read before the fault (invalid JSON or UTF-8 further on, a field of the wrong
+/// type), so that the denial reaches the API server under the request's `uid`.
 pub fn decode(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
+    decode_strict(body).map_err(|mut error| {
+        if error.uid.is_none() || error.version.is_none() {
+            let ids = crate::review_ids::read_review_ids(body);
+            if error.uid.is_none() {
+                error.uid = ids.uid;
+            }
+            if error.version.is_none() {
+                error.version = match ids.api_version.as_deref() {
+                    Some(V1) => Some(ReviewVersion::V1),
+                    Some(V1BETA1) => Some(ReviewVersion::V1Beta1),
+                    _ => None,
+                };
+            }
+        }
+        error
+    })
+}
+
+/// [`decode`] without the lenient second reading of the ids.
+fn decode_strict(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
     let fail = |version, uid, message: String| DecodeError {
         version,
         uid,
@@ -353,6 +377,30 @@ mod tests {
         r["object"]["spec"]["futureField"] = json!({"x": 1});
         let req = decode(&review(V1, r)).expect("decodes");
         assert_eq!(req.object["spec"]["futureField"]["x"], 1);
+    }
+
+    #[test]
+    fn a_review_that_does_not_decode_keeps_its_uid_and_version() {
+        // Invalid JSON after the uid.
+        let body = br#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"u-2","object":{"spec":{,}}}}"#;
+        let err = decode(body).expect_err("fails");
+        assert!(err.message.contains("invalid JSON"), "{}", err.message);
+        assert_eq!(err.uid.as_deref(), Some("u-2"));
+        assert_eq!(err.version, Some(ReviewVersion::V1Beta1));
+        // Invalid UTF-8 in the pod.
+        let mut body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-3","object":{"metadata":{"name":""#.to_vec();
+        body.extend_from_slice(&[0xc3, 0x28]);
+        body.extend_from_slice(br#""}}}}"#);
+        let err = decode(&body).expect_err("fails");
+        assert_eq!(err.uid.as_deref(), Some("u-3"));
+        assert_eq!(err.version, Some(ReviewVersion::V1));
+        // A request field of the wrong type.
+        let err = decode(&review(V1, json!({"uid": "u-4", "dryRun": "yes"}))).expect_err("fails");
+        assert!(err.message.contains("AdmissionReview.request"), "{}", err.message);
+        assert_eq!(err.uid.as_deref(), Some("u-4"));
+        // An unsupported version is not made up.
+        let err = decode(&review("admission.k8s.io/v2", pod_request())).expect_err("fails");
+        assert_eq!((err.version, err.uid.as_deref()), (None, Some("u-1")));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! is an HTTP 200 AdmissionReview with `allowed: false` and a message.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,8 +15,10 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use prometheus_client::registry::Registry;
+use tokio::sync::OwnedSemaphorePermit;
 
-use crate::admission::{self, Verdict};
+use crate::admission::{self, AdmissionRequest, Verdict};
+use crate::budget::{MemoryBudget, Reservation};
 use crate::config_store::ConfigStore;
 use crate::injector::{AdmissionInput, AdmissionOutcome, Injector};
 use crate::metrics::{AdmissionMetrics, FailureType};
@@ -46,6 +49,8 @@ pub(crate) struct Shared<I: Injector> {
     pub metrics: AdmissionMetrics,
     pub registry: Registry,
     pub permits: Arc<tokio::sync::Semaphore>,
+    /// The memory budget of the admissions in flight.
+    pub budget: MemoryBudget,
     pub limits: Limits,
     pub readiness: Readiness,
     /// Outcomes of recent identical admissions (`None`: caching off).
@@ -74,6 +79,7 @@ pub(crate) fn text(status: StatusCode, message: impl Into<String>) -> Response<B
 pub(crate) async fn route<I: Injector>(
     shared: Arc<Shared<I>>,
     req: Request<Incoming>,
+    peer: SocketAddr,
 ) -> Result<Response<Body>, Infallible> {
     // Routing uses the decoded path, like Go's `URL.Path` (so `/inject%2Fk%2Fv` is
     // `/inject/k/v`).
@@ -83,7 +89,7 @@ pub(crate) async fn route<I: Injector>(
     // with a body works. We keep that (the API server only ever POSTs).
     if path == "/inject" || path.starts_with("/inject/") {
         let path = path.to_owned();
-        return Ok(admit(shared, req, path).await);
+        return Ok(admit(shared, req, path, peer).await);
     }
     if path == "/ready" || path == "/readyz" {
         let (ready, detail) = shared.readiness_report();
@@ -129,144 +135,93 @@ impl Record {
     }
 }
 
-async fn admit<I: Injector>(shared: Arc<Shared<I>>, req: Request<Incoming>, path: String) -> Response<Body> {
+/// The answer to one admission: the response and what to log about it.
+struct Answer {
+    resp: Response<Body>,
+    record: Record,
+}
+
+/// A step of the admission chain: the value the next step needs, or the final answer (an
+/// early rejection; boxed, as the rare path).
+type Step<T> = Result<T, Box<Answer>>;
+
+async fn admit<I: Injector>(
+    shared: Arc<Shared<I>>,
+    req: Request<Incoming>,
+    path: String,
+    peer: SocketAddr,
+) -> Response<Body> {
     let start = Instant::now();
     shared.metrics.requests.inc();
-    let (resp, record) = admit_inner(&shared, req, &path, start).await;
+    let Answer { resp, record } = match admit_chain(&shared, req, &path, start).await {
+        Ok(answer) => answer,
+        Err(answer) => *answer,
+    };
     let elapsed = start.elapsed();
     shared.metrics.time.observe(elapsed.as_secs_f64());
-    tracing::info!(
-        target: "injector_server::admission",
-        uid = %record.uid,
-        namespace = %record.namespace,
-        pod = %record.pod,
-        path = %path,
-        decision = record.decision,
-        reason = %record.reason,
-        cached = record.cached,
-        status = resp.status().as_u16(),
-        duration_ms = elapsed.as_secs_f64() * 1000.0,
-        "admission"
-    );
+    log_admission(&record, &path, peer, resp.status(), elapsed);
     resp
 }
 
-async fn admit_inner<I: Injector>(
+/// The admission's log line: INFO when the pod was injected or skipped, WARN when it was denied
+/// or the request failed. String fields are recorded as `&str`, which the text format quotes
+/// (a reason has spaces) and JSON writes as plain strings; the duration is in milliseconds
+/// rounded to the microsecond.
+fn log_admission(record: &Record, path: &str, peer: SocketAddr, status: StatusCode, elapsed: Duration) {
+    let duration_ms = duration_ms(elapsed);
+    macro_rules! line {
+        ($level:ident) => {
+            tracing::$level!(
+                target: "injector_server::admission",
+                uid = record.uid.as_str(),
+                namespace = record.namespace.as_str(),
+                pod = record.pod.as_str(),
+                path,
+                peer = %peer,
+                decision = record.decision,
+                reason = record.reason.as_str(),
+                cached = record.cached,
+                status = status.as_u16(),
+                duration_ms,
+                "admission"
+            )
+        };
+    }
+    if is_warning(record.decision, status) {
+        line!(warn);
+    } else {
+        line!(info);
+    }
+}
+
+/// Denials and failed requests are worth a warning; injected and skipped pods are not.
+fn is_warning(decision: &str, status: StatusCode) -> bool {
+    status != StatusCode::OK || !matches!(decision, "injected" | "skipped")
+}
+
+/// Milliseconds, rounded to three decimals (the microsecond), so a log line reads
+/// `duration_ms=1.234` rather than `1.2339999999999998`.
+fn duration_ms(elapsed: Duration) -> f64 {
+    let micros = u32::try_from(elapsed.as_micros()).unwrap_or(u32::MAX);
+    f64::from(micros) / 1000.0
+}
+
+/// The admission chain: limits → body → decode → configuration → cache or engine → verdict →
+/// response. Each step either hands the next one what it needs or answers early.
+async fn admit_chain<I: Injector>(
     shared: &Shared<I>,
     req: Request<Incoming>,
     path: &str,
     start: Instant,
-) -> (Response<Body>, Record) {
-    let m = &shared.metrics;
-    let limits = &shared.limits;
-    let fail = |kind: FailureType, status: StatusCode, msg: String| {
-        m.fail(kind);
-        (text(status, msg.clone()), Record::failed(msg))
-    };
-
-    let timeout = path_params::timeout_from_query(req.uri().query())
-        .unwrap_or(limits.default_timeout)
-        .min(limits.max_timeout);
+) -> Step<Answer> {
+    let timeout = request_timeout(&shared.limits, &req);
     let deadline = start + timeout;
-
-    // 413 from Content-Length, before reading a byte of the body.
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    // Over HTTP/1.1 the unread rest of the body would be taken for the next request: close.
-    let too_large = |version: http::Version| {
-        let (mut resp, rec) = fail(
-            FailureType::BodyTooLarge,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request entity too large: limit is {}", limits.body_limit),
-        );
-        if version < http::Version::HTTP_2 {
-            resp.headers_mut()
-                .insert(CONNECTION, http::HeaderValue::from_static("close"));
-        }
-        (resp, rec)
-    };
-    if declared.is_some_and(|len| len > limits.body_limit as u64) {
-        return too_large(req.version());
-    }
-
-    // Bounded concurrency: a slot per admission, taken before the body is buffered, so memory
-    // is bounded by max_concurrency × body_limit. Excess requests wait up to queue_timeout
-    // (never past the deadline), then get 503 + Retry-After.
-    let wait = limits
-        .queue_timeout
-        .min(deadline.saturating_duration_since(Instant::now()));
-    let permit = match tokio::time::timeout(wait, shared.permits.clone().acquire_owned()).await {
-        Ok(Ok(p)) => p,
-        _ => {
-            let (mut resp, rec) = fail(
-                FailureType::Overloaded,
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many admission requests in flight; retry later".to_owned(),
-            );
-            resp.headers_mut()
-                .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
-            return (resp, rec);
-        }
-    };
-    m.in_flight.inc();
-    let _in_flight = GaugeGuard(m.in_flight.clone());
-
-    let version = req.version();
-    let content_type = req.headers().get(CONTENT_TYPE).cloned();
-    let body = Limited::new(req.into_body(), limits.body_limit);
-    let body = match tokio::time::timeout(limits.body_read_timeout, body.collect()).await {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return too_large(version),
-        Ok(Err(e)) => {
-            return fail(
-                FailureType::BodyRead,
-                StatusCode::BAD_REQUEST,
-                format!("error reading body: {e}"),
-            );
-        }
-        Err(_) => {
-            return fail(
-                FailureType::BodyRead,
-                StatusCode::REQUEST_TIMEOUT,
-                format!("timed out reading the body after {:?}", limits.body_read_timeout),
-            );
-        }
-    };
-    if body.is_empty() {
-        return fail(
-            FailureType::EmptyBody,
-            StatusCode::BAD_REQUEST,
-            "no body found".to_owned(),
-        );
-    }
-    // Istio requires exactly `application/json`; `application/json; charset=utf-8` fails.
-    if content_type.as_ref().map(|v| v.as_bytes()) != Some(b"application/json") {
-        return fail(
-            FailureType::ContentType,
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "invalid Content-Type, want `application/json`".to_owned(),
-        );
-    }
-
-    let mut request = match admission::decode(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            m.fail(FailureType::Decode);
-            m.success.inc();
-            let out = admission::encode_response(
-                e.version,
-                e.uid.as_deref().unwrap_or(""),
-                &Verdict::Deny(e.message.clone()),
-            );
-            let mut rec = Record::failed(e.message);
-            rec.uid = e.uid.unwrap_or_default();
-            rec.decision = "denied";
-            return (json(StatusCode::OK, out), rec);
-        }
-    };
+    let declared = check_declared_length(shared, &req)?;
+    let permit = acquire_slot(shared, deadline).await?;
+    let mut reservation = reserve_memory(shared, declared, deadline).await?;
+    let _in_flight = GaugeGuard::inc(&shared.metrics.in_flight);
+    let body = read_body(shared, req, &mut reservation, deadline).await?;
+    let mut request = decode_review(shared, &body)?;
     let mut record = Record {
         uid: request.uid.clone(),
         namespace: request.namespace.clone(),
@@ -275,29 +230,290 @@ async fn admit_inner<I: Injector>(
         reason: String::new(),
         cached: false,
     };
-    let (review_version, uid) = (request.version, request.uid.clone());
-    let respond = |verdict: &Verdict| {
-        json(
-            StatusCode::OK,
-            admission::encode_response(Some(review_version), &uid, verdict),
-        )
-    };
+    let config = current_config(shared, &mut record)?;
+    let input = admission_input(&mut request, path, deadline);
+    let body_len = body.len();
+    // The decoded tree is what is left to weigh; the raw body goes.
+    drop(body);
+    let result = run_engine(shared, config, input, (permit, reservation), body_len, deadline).await;
+    let verdict = verdict(shared, result, timeout, &mut record);
+    let resp = json(
+        StatusCode::OK,
+        admission::encode_response(Some(request.version), &request.uid, &verdict),
+    );
+    Ok(Answer { resp, record })
+}
 
-    let Some(config) = shared.config.current() else {
-        m.fail(FailureType::NoConfig);
+/// Counts a failure and answers with a plain-text HTTP error.
+fn reject<I: Injector>(
+    shared: &Shared<I>,
+    kind: FailureType,
+    status: StatusCode,
+    msg: String,
+) -> Box<Answer> {
+    shared.metrics.fail(kind);
+    Box::new(Answer {
+        resp: text(status, msg.clone()),
+        record: Record::failed(msg),
+    })
+}
+
+/// The API server's deadline for this request: `?timeout=`, else the default, capped.
+fn request_timeout(limits: &Limits, req: &Request<Incoming>) -> Duration {
+    path_params::timeout_from_query(req.uri().query())
+        .unwrap_or(limits.default_timeout)
+        .min(limits.max_timeout)
+}
+
+/// `413` for a body over the limit. Over HTTP/1.1 the unread rest of the body would be taken
+/// for the next request, so the connection is closed.
+fn too_large<I: Injector>(shared: &Shared<I>, version: http::Version) -> Box<Answer> {
+    let mut answer = reject(
+        shared,
+        FailureType::BodyTooLarge,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("request entity too large: limit is {}", shared.limits.body_limit),
+    );
+    if version < http::Version::HTTP_2 {
+        answer
+            .resp
+            .headers_mut()
+            .insert(CONNECTION, http::HeaderValue::from_static("close"));
+    }
+    answer
+}
+
+/// Limits: `413` from `Content-Length`, before reading a byte of the body.
+/// Returns the declared length, if any.
+fn check_declared_length<I: Injector>(shared: &Shared<I>, req: &Request<Incoming>) -> Step<Option<usize>> {
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > shared.limits.body_limit as u64) {
+        return Err(too_large(shared, req.version()));
+    }
+    Ok(declared.and_then(|len| usize::try_from(len).ok()))
+}
+
+/// A body of unknown length first reserves for this much, then grows as it streams.
+const STREAMED_FIRST_RESERVATION: usize = 64 << 10;
+
+/// How long an admission may wait for a slot or for memory: the queue timeout, never past
+/// the deadline.
+fn queue_wait(limits: &Limits, deadline: Instant) -> Duration {
+    limits
+        .queue_timeout
+        .min(deadline.saturating_duration_since(Instant::now()))
+}
+
+/// `503` + `Retry-After: 1`: the server is at a limit now, not broken.
+fn overloaded<I: Injector>(shared: &Shared<I>, kind: FailureType, message: &str) -> Box<Answer> {
+    let mut answer = reject(shared, kind, StatusCode::SERVICE_UNAVAILABLE, message.to_owned());
+    answer
+        .resp
+        .headers_mut()
+        .insert(RETRY_AFTER, http::HeaderValue::from_static("1"));
+    answer
+}
+
+const BUDGET_SPENT: &str =
+    "the admissions in flight hold the server's memory budget (--max-inflight-mib); retry later";
+
+/// Limits: memory for the declared body (or a first share of a streamed one), weighted by
+/// the expansion of its decoded tree; waits like a slot, then `503` + Retry-After.
+async fn reserve_memory<I: Injector>(
+    shared: &Shared<I>,
+    declared: Option<usize>,
+    deadline: Instant,
+) -> Step<Reservation> {
+    let first = declared.unwrap_or(STREAMED_FIRST_RESERVATION);
+    let wait = queue_wait(&shared.limits, deadline);
+    match shared.budget.reserve(first, wait).await {
+        Some(reservation) => Ok(reservation),
+        None => Err(overloaded(shared, FailureType::MemoryBudget, BUDGET_SPENT)),
+    }
+}
+
+/// Limits: a slot per admission, taken before the body is buffered, so memory is bounded by
+/// max_concurrency × body_limit. Excess requests wait up to queue_timeout (never past the
+/// deadline), then get 503 + Retry-After.
+async fn acquire_slot<I: Injector>(shared: &Shared<I>, deadline: Instant) -> Step<OwnedSemaphorePermit> {
+    let wait = queue_wait(&shared.limits, deadline);
+    match tokio::time::timeout(wait, shared.permits.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => Ok(permit),
+        _ => Err(overloaded(
+            shared,
+            FailureType::Overloaded,
+            "too many admission requests in flight; retry later",
+        )),
+    }
+}
+
+/// Why a body could not be read in full.
+enum BodyError {
+    TooLarge,
+    BudgetSpent,
+    Read(String),
+}
+
+/// Collects the body under the size limit, growing the memory reservation (doubling) when
+/// more arrives than it covers.
+async fn collect_body(
+    budget: &MemoryBudget,
+    body: Incoming,
+    limit: usize,
+    reservation: &mut Reservation,
+    wait: Duration,
+) -> Result<Bytes, BodyError> {
+    let mut body = Limited::new(body, limit);
+    let mut buf = bytes::BytesMut::new();
+    let mut single: Option<Bytes> = None;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                BodyError::TooLarge
+            } else {
+                BodyError::Read(e.to_string())
+            }
+        })?;
+        let Ok(data) = frame.into_data() else { continue };
+        let total = buf.len() + single.as_ref().map_or(0, Bytes::len) + data.len();
+        if !reservation.covers(total) {
+            let want = total.max(reservation.covered().saturating_mul(2)).min(limit);
+            if !budget.grow(reservation, want, wait).await {
+                return Err(BodyError::BudgetSpent);
+            }
+        }
+        // One frame (the usual case for a small body) is kept as is, without a copy.
+        match single.take() {
+            None if buf.is_empty() => single = Some(data),
+            Some(first) => {
+                buf.extend_from_slice(&first);
+                buf.extend_from_slice(&data);
+            }
+            None => buf.extend_from_slice(&data),
+        }
+    }
+    Ok(single.unwrap_or_else(|| buf.freeze()))
+}
+
+/// Body: read under the size limit, the memory budget and the read timeout; an empty body is
+/// `400` and a `Content-Type` other than exactly `application/json` is `415`.
+async fn read_body<I: Injector>(
+    shared: &Shared<I>,
+    req: Request<Incoming>,
+    reservation: &mut Reservation,
+    deadline: Instant,
+) -> Step<Bytes> {
+    let limits = &shared.limits;
+    let version = req.version();
+    let content_type = req.headers().get(CONTENT_TYPE).cloned();
+    let wait = queue_wait(limits, deadline);
+    let collect = collect_body(
+        &shared.budget,
+        req.into_body(),
+        limits.body_limit,
+        reservation,
+        wait,
+    );
+    let body = match tokio::time::timeout(limits.body_read_timeout, collect).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(BodyError::TooLarge)) => return Err(too_large(shared, version)),
+        Ok(Err(BodyError::BudgetSpent)) => {
+            let mut answer = overloaded(shared, FailureType::MemoryBudget, BUDGET_SPENT);
+            if version < http::Version::HTTP_2 {
+                answer
+                    .resp
+                    .headers_mut()
+                    .insert(CONNECTION, http::HeaderValue::from_static("close"));
+            }
+            return Err(answer);
+        }
+        Ok(Err(BodyError::Read(e))) => {
+            return Err(reject(
+                shared,
+                FailureType::BodyRead,
+                StatusCode::BAD_REQUEST,
+                format!("error reading body: {e}"),
+            ));
+        }
+        Err(_) => {
+            return Err(reject(
+                shared,
+                FailureType::BodyRead,
+                StatusCode::REQUEST_TIMEOUT,
+                format!("timed out reading the body after {:?}", limits.body_read_timeout),
+            ));
+        }
+    };
+    if body.is_empty() {
+        return Err(reject(
+            shared,
+            FailureType::EmptyBody,
+            StatusCode::BAD_REQUEST,
+            "no body found".to_owned(),
+        ));
+    }
+    // Istio requires exactly `application/json`; `application/json; charset=utf-8` fails.
+    if content_type.as_ref().map(|v| v.as_bytes()) != Some(b"application/json") {
+        return Err(reject(
+            shared,
+            FailureType::ContentType,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "invalid Content-Type, want `application/json`".to_owned(),
+        ));
+    }
+    Ok(body)
+}
+
+/// Decode: the AdmissionReview; a problem with it is an HTTP 200 with `allowed: false`.
+fn decode_review<I: Injector>(shared: &Shared<I>, body: &[u8]) -> Step<AdmissionRequest> {
+    admission::decode(body).map_err(|e| {
+        let m = &shared.metrics;
+        m.fail(FailureType::Decode);
+        m.success.inc();
+        let out = admission::encode_response(
+            e.version,
+            e.uid.as_deref().unwrap_or(""),
+            &Verdict::Deny(e.message.clone()),
+        );
+        let mut record = Record::failed(e.message);
+        record.uid = e.uid.unwrap_or_default();
+        record.decision = "denied";
+        Box::new(Answer {
+            resp: json(StatusCode::OK, out),
+            record,
+        })
+    })
+}
+
+/// Configuration: a snapshot of the current one; none loaded yet is `503`, so the webhook's
+/// `failurePolicy` decides.
+fn current_config<I: Injector>(shared: &Shared<I>, record: &mut Record) -> Step<Arc<I::Config>> {
+    shared.config.current().ok_or_else(|| {
+        shared.metrics.fail(FailureType::NoConfig);
+        let mut record = std::mem::replace(record, Record::failed(""));
         record.reason = "no injector configuration loaded".to_owned();
         let msg = match shared.config.status().last_error {
             Some(e) => format!("the sidecar injector has no valid configuration yet: {e}"),
             None => "the sidecar injector has no configuration loaded yet".to_owned(),
         };
-        return (text(StatusCode::SERVICE_UNAVAILABLE, msg), record);
-    };
+        Box::new(Answer {
+            resp: text(StatusCode::SERVICE_UNAVAILABLE, msg),
+            record,
+        })
+    })
+}
 
+/// What the engine is given: the request (its pod moved out) and the path's inject envs.
+fn admission_input(request: &mut AdmissionRequest, path: &str, deadline: Instant) -> AdmissionInput {
     let (path_env, dropped) = path_params::parse_inject_envs_with_dropped(path);
     if let Some(key) = dropped {
         tracing::warn!(%path, key, "odd number of inject env entries; ignoring the last key");
     }
-    let input = AdmissionInput {
+    AdmissionInput {
         uid: request.uid.clone(),
         namespace: request.namespace.clone(),
         operation: request.operation.clone(),
@@ -306,55 +522,94 @@ async fn admit_inner<I: Injector>(
         path_env,
         path: path.to_owned(),
         deadline,
-    };
-    // An identical admission seen before is answered here, without the engine or a thread
-    // hand-off. The key copies the pod, so very large ones are not cached.
-    let cache = shared.cache.clone().filter(|_| body.len() <= MAX_CACHED_BODY);
+    }
+}
+
+/// How the cache-or-engine step ended.
+enum EngineResult {
+    /// The outcome, and whether it came from the cache.
+    Done(AdmissionOutcome, bool),
+    /// The deadline passed before or while the engine ran.
+    Late,
+    /// The engine panicked or its task failed.
+    Failed(String),
+}
+
+/// Cache or engine: an identical admission seen under the same configuration (the replicas
+/// of a scale-up) is answered from the outcome cache, on the async worker; otherwise the
+/// engine runs on the blocking pool (or inline) under the deadline.
+async fn run_engine<I: Injector>(
+    shared: &Shared<I>,
+    config: Arc<I::Config>,
+    input: AdmissionInput,
+    permit: (OwnedSemaphorePermit, Reservation),
+    body_len: usize,
+    deadline: Instant,
+) -> EngineResult {
+    // The key copies the pod, so very large ones are not cached.
+    let cache = shared.cache.clone().filter(|_| body_len <= MAX_CACHED_BODY);
     let key = cache.as_ref().and_then(|cache| cache.key(&input));
     let hit = match (&cache, &key) {
         (Some(cache), Some(key)) => cache.get(&config, key),
         _ => None,
     };
-    let result = if let Some(outcome) = hit {
+    if let Some(outcome) = hit {
         drop(permit);
-        Ok(Ok(Some((outcome, true))))
-    } else if limits.inline_injector {
+        return EngineResult::Done(outcome, true);
+    }
+    if shared.limits.inline_injector {
         let _permit = permit;
         if Instant::now() >= input.deadline {
-            Ok(Ok(None))
-        } else {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input)
-            }));
-            Ok(outcome
-                .map(|outcome| Some((outcome, false)))
-                .map_err(|_| "the injection engine panicked".to_owned()))
+            return EngineResult::Late;
         }
-    } else {
-        let injector = shared.injector.clone();
-        // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
-        // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
-        let task = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            if Instant::now() >= input.deadline {
-                return None;
-            }
-            let outcome = admit_and_remember(cache.as_deref(), key, &*injector, &config, &input);
-            Some((outcome, false))
-        });
-        tokio::time::timeout_at(deadline.into(), task)
-            .await
-            .map(|joined| joined.map_err(|e| e.to_string()))
-    };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input)
+        }));
+        return match outcome {
+            Ok(outcome) => EngineResult::Done(outcome, false),
+            Err(_) => EngineResult::Failed("the injection engine panicked".to_owned()),
+        };
+    }
+    let injector = shared.injector.clone();
+    // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
+    // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
+    let task = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        if Instant::now() >= input.deadline {
+            return None;
+        }
+        Some(admit_and_remember(
+            cache.as_deref(),
+            key,
+            &*injector,
+            &config,
+            &input,
+        ))
+    });
+    match tokio::time::timeout_at(deadline.into(), task).await {
+        Ok(Ok(Some(outcome))) => EngineResult::Done(outcome, false),
+        Ok(Ok(None)) | Err(_) => EngineResult::Late,
+        Ok(Err(e)) => EngineResult::Failed(e.to_string()),
+    }
+}
+
+/// Verdict: the engine's outcome as `allowed`/patch/denial, counted and recorded.
+fn verdict<I: Injector>(
+    shared: &Shared<I>,
+    result: EngineResult,
+    timeout: Duration,
+    record: &mut Record,
+) -> Verdict {
+    let m = &shared.metrics;
     let outcome = match result {
-        Ok(Ok(Some((outcome, cached)))) => {
+        EngineResult::Done(outcome, cached) => {
             if cached {
                 m.cache_hits.inc();
             }
             record.cached = cached;
             outcome
         }
-        Ok(Ok(None)) | Err(_) => {
+        EngineResult::Late => {
             m.fail(FailureType::Deadline);
             m.success.inc();
             let msg = format!(
@@ -362,9 +617,9 @@ async fn admit_inner<I: Injector>(
                  the injector is overloaded or the webhook timeoutSeconds is too low"
             );
             record.reason = msg.clone();
-            return (respond(&Verdict::Deny(msg)), record);
+            return Verdict::Deny(msg);
         }
-        Ok(Err(error)) => {
+        EngineResult::Failed(error) => {
             m.fail(FailureType::Internal);
             m.success.inc();
             tracing::error!(uid = %record.uid, %error, "injector task failed");
@@ -372,11 +627,11 @@ async fn admit_inner<I: Injector>(
                        see the injector logs"
                 .to_owned();
             record.reason = msg.clone();
-            return (respond(&Verdict::Deny(msg)), record);
+            return Verdict::Deny(msg);
         }
     };
     m.success.inc();
-    let verdict = match outcome {
+    match outcome {
         AdmissionOutcome::Skipped { reason } => {
             m.skip.inc();
             record.decision = "skipped";
@@ -395,11 +650,18 @@ async fn admit_inner<I: Injector>(
             record.reason = message.clone();
             Verdict::Deny(message)
         }
-    };
-    (respond(&verdict), record)
+    }
 }
 
+/// Decrements a gauge when dropped.
 struct GaugeGuard(prometheus_client::metrics::gauge::Gauge);
+
+impl GaugeGuard {
+    fn inc(gauge: &prometheus_client::metrics::gauge::Gauge) -> Self {
+        gauge.inc();
+        GaugeGuard(gauge.clone())
+    }
+}
 
 impl Drop for GaugeGuard {
     fn drop(&mut self) {
@@ -423,4 +685,25 @@ fn admit_and_remember<I: Injector>(
         cache.insert(config, key, outcome.clone());
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_whole_microseconds_in_milliseconds() {
+        assert_eq!(duration_ms(Duration::from_nanos(1_233_999)).to_string(), "1.233");
+        assert_eq!(duration_ms(Duration::from_micros(100)).to_string(), "0.1");
+        assert_eq!(duration_ms(Duration::from_secs(12)).to_string(), "12000");
+    }
+
+    #[test]
+    fn denials_and_failures_warn() {
+        assert!(!is_warning("injected", StatusCode::OK));
+        assert!(!is_warning("skipped", StatusCode::OK));
+        assert!(is_warning("denied", StatusCode::OK));
+        assert!(is_warning("error", StatusCode::PAYLOAD_TOO_LARGE));
+        assert!(is_warning("denied", StatusCode::SERVICE_UNAVAILABLE));
+    }
 }

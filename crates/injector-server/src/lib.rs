@@ -71,7 +71,9 @@
 //! ```
 
 pub mod admission;
+mod budget;
 pub mod config_store;
+mod connections;
 mod extension;
 mod handler;
 mod injector;
@@ -82,6 +84,7 @@ mod outcome_cache;
 pub mod path_params;
 pub mod pki;
 mod readiness;
+mod review_ids;
 mod server;
 pub mod startup;
 pub mod tls;

@@ -32,6 +32,8 @@ pub enum FailureType {
     NoConfig,
     /// Too many admissions in flight.
     Overloaded,
+    /// The admissions in flight hold the whole memory budget.
+    MemoryBudget,
     /// The API server's deadline passed before the work started.
     Deadline,
     /// The injector panicked or its task failed.
@@ -50,6 +52,7 @@ impl FailureType {
             FailureType::Injection => "injection",
             FailureType::NoConfig => "no_config",
             FailureType::Overloaded => "overloaded",
+            FailureType::MemoryBudget => "memory_budget",
             FailureType::Deadline => "deadline",
             FailureType::Internal => "internal",
         }
@@ -162,6 +165,59 @@ impl ReloadMetrics {
             format!("{prefix}_reloads"),
             format!("Number of {what} loads, by result."),
             self.reloads.clone(),
+        );
+    }
+}
+
+/// Metrics of the HTTPS port's connections.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ConnectionMetrics {
+    /// Connections open now (handshaking or established).
+    pub open: Gauge,
+    /// New connections that found the table full.
+    pub cap_hits: Counter,
+    /// Connections closed to make room, by phase (`handshake`, `idle`).
+    pub shed: Family<Label, Counter>,
+    /// TLS handshakes that did not complete, by reason.
+    pub handshake_failures: Family<Label, Counter>,
+    /// Connections closed because a request head took too long to arrive.
+    pub header_timeouts: Counter,
+}
+
+impl ConnectionMetrics {
+    pub fn shed(&self, phase: &'static str) {
+        self.shed.get_or_create(&[("phase", phase)]).inc();
+    }
+
+    pub fn handshake_failed(&self, reason: &'static str) {
+        self.handshake_failures.get_or_create(&[("reason", reason)]).inc();
+    }
+
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "sidecar_injector_connections_open",
+            "Connections open on the HTTPS port (in their TLS handshake or established).",
+            self.open.clone(),
+        );
+        registry.register(
+            "sidecar_injector_connection_cap_hits",
+            "New connections that found the connection cap reached (another was shed, or accepting paused).",
+            self.cap_hits.clone(),
+        );
+        registry.register(
+            "sidecar_injector_connections_shed",
+            "Connections closed to make room for new ones at the cap, by phase (handshake, idle).",
+            self.shed.clone(),
+        );
+        registry.register(
+            "sidecar_injector_tls_handshake_failures",
+            "TLS handshakes that did not complete, by reason (timeout, closed, tls_error, plain_http, shed).",
+            self.handshake_failures.clone(),
+        );
+        registry.register(
+            "sidecar_injector_header_read_timeouts",
+            "HTTP/1.1 connections closed because a request head did not arrive in full within the header read timeout.",
+            self.header_timeouts.clone(),
         );
     }
 }

@@ -1,16 +1,18 @@
 //! The HTTPS accept loop, the plain-HTTP monitoring server, and graceful shutdown.
 //!
 //! One task per connection: sniff the first byte (plain HTTP on the TLS port gets a clear 400
-//! and is closed, as Go's server does), TLS handshake under a timeout, then hyper-util's auto
-//! builder serves HTTP/1.1 or HTTP/2 as negotiated by ALPN. Connections are counted by a
-//! semaphore (`max_connections`): at the limit the loop stops accepting until one closes, and
-//! the kernel backlog absorbs the burst.
+//! and is closed, as Go's server does) and complete the TLS handshake, both within the
+//! handshake timeout, then hyper-util's auto builder serves HTTP/1.1 or HTTP/2 as negotiated by
+//! ALPN. An HTTP/1.1 request head must arrive in full within the header read timeout of its
+//! first byte; a connection with no request for the idle timeout is closed gracefully.
+//! Connections are kept in a table of `max_connections` places: at the cap, a connection still
+//! in its handshake, else the longest idle one, is shed for the new one (see
+//! `connections`).
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -20,10 +22,12 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+use crate::budget::MemoryBudget;
 use crate::config_store::ConfigStore;
+use crate::connections::{Activity, ConnectionTable, Slot, Watched};
 use crate::handler::{self, Limits, Shared};
 use crate::injector::Injector;
-use crate::metrics::AdmissionMetrics;
+use crate::metrics::{AdmissionMetrics, ConnectionMetrics};
 use crate::outcome_cache::OutcomeCache;
 use crate::readiness::Readiness;
 use crate::tls::{CertSource, CertStore};
@@ -46,23 +50,31 @@ pub struct ServeOptions {
     /// On shutdown, how long in-flight requests may take to finish (default 25 s, within
     /// Kubernetes' default 30 s termination grace period).
     pub grace_period: Duration,
-    /// Admissions processed at once (default 64). Memory is bounded by this × `body_limit`.
+    /// Admissions processed at once (default 64).
     pub max_concurrency: usize,
+    /// Memory budget of the admissions in flight, in bytes (default 512 MiB): each admission
+    /// reserves its body size × the measured expansion of its decoded tree (at least 256 KiB,
+    /// at most the whole budget) before decoding; when the budget is spent, admissions wait
+    /// like for a slot, then get `503` + `Retry-After`.
+    pub max_inflight_bytes: usize,
     /// How long an admission waits for a slot before `503 Service Unavailable` with
     /// `Retry-After: 1` (default 1 s; never beyond the request deadline).
     pub queue_timeout: Duration,
-    /// Open connections at once (default 4096); beyond it, accepting pauses.
+    /// Open connections at once (default 4096). At the cap, a connection still in its TLS
+    /// handshake, else the one idle the longest, is closed for the new one; accepting pauses
+    /// only while every connection has a request in flight.
     pub max_connections: usize,
     /// Maximum request body (default 6 MiB, Istio's `MaxRequestBodyBytes`); larger bodies get
     /// `413`, from `Content-Length` before reading, or while streaming a chunked body.
     pub body_limit: usize,
-    /// TLS handshake timeout (default 10 s).
+    /// Time from accepting a connection to the end of its TLS handshake (default 5 s; the API
+    /// server completes one in milliseconds).
     pub handshake_timeout: Duration,
-    /// Time allowed to send the request headers (slow clients; default 30 s as Istio's
-    /// `ReadHeaderTimeout`). Also bounds idle HTTP/1.1 keep-alive connections.
+    /// Time allowed for an HTTP/1.1 request head to arrive in full once its first byte has
+    /// (slow clients; default 10 s). HTTP/2 connections are bounded by the idle timeout.
     pub header_read_timeout: Duration,
     /// A connection with no request in flight for this long is closed gracefully (default
-    /// 90 s, Istio's `IdleTimeout`).
+    /// 90 s, Istio's `IdleTimeout`; the API server reuses its connections well within it).
     pub idle_timeout: Duration,
     /// Time allowed to send the body (default 30 s).
     pub body_read_timeout: Duration,
@@ -97,11 +109,12 @@ impl Default for ServeOptions {
             watch: WatchOptions::default(),
             grace_period: Duration::from_secs(25),
             max_concurrency: 64,
+            max_inflight_bytes: 512 << 20,
             queue_timeout: Duration::from_secs(1),
             max_connections: 4096,
             body_limit: 6 * 1024 * 1024,
-            handshake_timeout: Duration::from_secs(10),
-            header_read_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(5),
+            header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(90),
             body_read_timeout: Duration::from_secs(30),
             default_timeout: Duration::from_secs(10),
@@ -121,6 +134,7 @@ pub struct Server<I: Injector> {
     monitoring: Option<TcpListener>,
     shared: Arc<Shared<I>>,
     acceptor: tokio_rustls::TlsAcceptor,
+    connections: Arc<ConnectionTable>,
     options: ServeOptions,
 }
 
@@ -167,6 +181,18 @@ impl<I: Injector> Server<I> {
         let metrics = AdmissionMetrics::new();
         let mut registry = Registry::default();
         metrics.register(&mut registry);
+        let budget = MemoryBudget::new(options.max_inflight_bytes);
+        registry.register(
+            "sidecar_injector_memory_reserved_bytes",
+            format!(
+                "Memory reserved by the admissions in flight (body size × expansion), of a budget of {} bytes.",
+                budget.total_bytes()
+            ),
+            budget.reserved_gauge(),
+        );
+        let connection_metrics = ConnectionMetrics::default();
+        connection_metrics.register(&mut registry);
+        let connections = ConnectionTable::new(options.max_connections, connection_metrics.clone());
         config.register_metrics(&mut registry);
         certs.register_metrics(&mut registry);
         options.extension.register_metrics(&mut registry);
@@ -177,6 +203,7 @@ impl<I: Injector> Server<I> {
             metrics,
             registry,
             permits: Arc::new(Semaphore::new(options.max_concurrency.max(1))),
+            budget,
             limits: Limits {
                 body_limit: options.body_limit,
                 body_read_timeout: options.body_read_timeout,
@@ -193,6 +220,7 @@ impl<I: Injector> Server<I> {
             monitoring,
             shared,
             acceptor,
+            connections,
             options,
         })
     }
@@ -220,6 +248,7 @@ impl<I: Injector> Server<I> {
             monitoring,
             shared,
             acceptor,
+            connections,
             options,
         } = self;
         // `stop` tells connections to finish; `mon_stop` stops the monitoring server last, so
@@ -237,7 +266,9 @@ impl<I: Injector> Server<I> {
         builder
             .http1()
             .timer(TokioTimer::new())
-            .header_read_timeout(options.header_read_timeout)
+            // hyper's timer runs from the end of one request to the head of the next, so it is
+            // the idle bound of a keep-alive connection; slow heads are cut by `ConnTask`.
+            .header_read_timeout(options.idle_timeout)
             .keep_alive(true);
         builder
             .http2()
@@ -248,7 +279,6 @@ impl<I: Injector> Server<I> {
         let builder = Arc::new(builder);
         // Every connection task holds a clone of `done_tx`; draining waits for all to drop.
         let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(1);
-        let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
         shared.readiness.set_listening();
         let addr = listener.local_addr().map_err(|e| Error::Io(e.to_string()))?;
         tracing::info!(%addr, "sidecar injector webhook listening (HTTPS): POST /inject");
@@ -256,10 +286,6 @@ impl<I: Injector> Server<I> {
 
         tokio::pin!(shutdown);
         loop {
-            let permit = tokio::select! {
-                p = connections.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-                () = &mut shutdown => break,
-            };
             let (tcp, peer) = tokio::select! {
                 r = listener.accept() => match r {
                     Ok(c) => c,
@@ -273,25 +299,28 @@ impl<I: Injector> Server<I> {
                 () = &mut shutdown => break,
             };
             let _ = tcp.set_nodelay(true);
+            let slot = tokio::select! {
+                slot = connections.admit() => slot,
+                () = &mut shutdown => break,
+            };
             let conn = ConnTask {
                 acceptor: acceptor.clone(),
                 builder: builder.clone(),
                 shared: shared.clone(),
+                metrics: connections.metrics().clone(),
                 handshake_timeout: options.handshake_timeout,
+                header_read_timeout: options.header_read_timeout,
                 idle_timeout: options.idle_timeout,
                 stop: stop_rx.clone(),
                 _done: done_tx.clone(),
             };
-            tokio::spawn(async move {
-                let _permit = permit;
-                conn.run(tcp, peer).await;
-            });
+            tokio::spawn(conn.run(tcp, peer, slot));
         }
 
         // Draining: stop accepting, report not ready, finish in-flight requests.
         drop(listener);
         shared.readiness.set_draining();
-        let open = options.max_connections.max(1) - connections.available_permits();
+        let open = connections.open();
         tracing::info!(grace_period = ?options.grace_period, open_connections = open,
             "shutting down: no longer accepting, draining in-flight requests");
         let _ = stop_tx.send(true);
@@ -313,47 +342,83 @@ struct ConnTask<I: Injector> {
     acceptor: tokio_rustls::TlsAcceptor,
     builder: Arc<auto::Builder<TokioExecutor>>,
     shared: Arc<Shared<I>>,
+    metrics: ConnectionMetrics,
     handshake_timeout: Duration,
+    header_read_timeout: Duration,
     idle_timeout: Duration,
     stop: tokio::sync::watch::Receiver<bool>,
     _done: tokio::sync::mpsc::Sender<()>,
 }
 
+/// Why a connection ended before serving HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HandshakeFailure {
+    /// Nothing, or not enough, within the handshake timeout.
+    Timeout,
+    /// The client closed the connection.
+    Closed,
+    /// Not TLS, or TLS that rustls refused.
+    TlsError,
+    /// An HTTP request on the HTTPS port (answered with a 400).
+    PlainHttp,
+    /// Closed to make room at the connection cap.
+    Shed,
+}
+
+impl HandshakeFailure {
+    fn as_str(self) -> &'static str {
+        match self {
+            HandshakeFailure::Timeout => "timeout",
+            HandshakeFailure::Closed => "closed",
+            HandshakeFailure::TlsError => "tls_error",
+            HandshakeFailure::PlainHttp => "plain_http",
+            HandshakeFailure::Shed => "shed",
+        }
+    }
+}
+
+type Tls = tokio_rustls::server::TlsStream<TcpStream>;
+
 impl<I: Injector> ConnTask<I> {
-    async fn run(mut self, tcp: TcpStream, peer: SocketAddr) {
-        let Some(tcp) = reject_plain_http(tcp, peer, self.handshake_timeout).await else {
-            return;
-        };
-        let tls = match tokio::time::timeout(self.handshake_timeout, self.acceptor.accept(tcp)).await {
-            Ok(Ok(tls)) => tls,
-            Ok(Err(e)) => {
-                tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                return;
+    async fn run(mut self, tcp: TcpStream, peer: SocketAddr, slot: Slot) {
+        let handshake = tokio::select! {
+            r = tokio::time::timeout(self.handshake_timeout, self.handshake(tcp, peer)) => {
+                r.unwrap_or(Err(HandshakeFailure::Timeout))
             }
-            Err(_) => {
-                tracing::debug!(%peer, "TLS handshake timed out");
+            () = slot.shed.notified() => Err(HandshakeFailure::Shed),
+        };
+        let tls = match handshake {
+            Ok(tls) => tls,
+            Err(reason) => {
+                self.metrics.handshake_failed(reason.as_str());
+                tracing::debug!(%peer, reason = reason.as_str(), "connection closed before TLS was established");
                 return;
             }
         };
         if *self.stop.borrow() {
             return;
         }
+        let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
         let activity = Arc::new(Activity::new());
+        slot.established(activity.clone());
         let shared = self.shared.clone();
         let act = activity.clone();
         let service = service_fn(move |req| {
             let busy = act.begin();
             let shared = shared.clone();
             async move {
-                let resp = handler::route(shared, req).await;
+                let resp = handler::route(shared, req, peer).await;
                 drop(busy);
                 resp
             }
         });
-        let conn = self.builder.serve_connection(TokioIo::new(tls), service);
+        let io = TokioIo::new(Watched::new(tls, activity.clone()));
+        let conn = self.builder.serve_connection(io, service);
         tokio::pin!(conn);
         let mut closing = false;
-        let mut tick = tokio::time::interval((self.idle_timeout / 4).max(Duration::from_millis(50)));
+        let check_every = (self.header_read_timeout.min(self.idle_timeout) / 4)
+            .clamp(Duration::from_millis(50), Duration::from_secs(1));
+        let mut tick = tokio::time::interval(check_every);
         loop {
             tokio::select! {
                 res = conn.as_mut() => {
@@ -366,8 +431,20 @@ impl<I: Injector> ConnTask<I> {
                     conn.as_mut().graceful_shutdown();
                     closing = true;
                 }
-                _ = tick.tick(), if !closing => {
-                    if activity.idle_for().is_some_and(|d| d >= self.idle_timeout) {
+                () = slot.shed.notified(), if !closing => {
+                    tracing::debug!(%peer, "closing an idle connection to make room at the connection cap");
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+                _ = tick.tick() => {
+                    // HTTP/2 sends frames (pings, settings) between requests: only HTTP/1.1
+                    // bytes outside a request are the start of a request head.
+                    if !h2 && activity.head_pending_for().is_some_and(|d| d >= self.header_read_timeout) {
+                        self.metrics.header_timeouts.inc();
+                        tracing::debug!(%peer, "request head not received in time; closing");
+                        return;
+                    }
+                    if !closing && activity.idle_for().is_some_and(|d| d >= self.idle_timeout) {
                         tracing::debug!(%peer, "closing idle connection");
                         conn.as_mut().graceful_shutdown();
                         closing = true;
@@ -376,62 +453,29 @@ impl<I: Injector> ConnTask<I> {
             }
         }
     }
-}
 
-/// Requests in flight on one connection, and when the last one started or ended.
-struct Activity {
-    start: Instant,
-    in_flight: AtomicUsize,
-    last_ms: AtomicU64,
-}
-
-impl Activity {
-    fn new() -> Self {
-        Activity {
-            start: Instant::now(),
-            in_flight: AtomicUsize::new(0),
-            last_ms: AtomicU64::new(0),
-        }
-    }
-
-    fn touch(&self) {
-        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_ms.store(ms, Ordering::SeqCst);
-    }
-
-    fn begin(self: &Arc<Self>) -> Busy {
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
-        self.touch();
-        Busy(self.clone())
-    }
-
-    /// How long the connection has been idle, or `None` while a request is in flight.
-    fn idle_for(&self) -> Option<Duration> {
-        if self.in_flight.load(Ordering::SeqCst) > 0 {
-            return None;
-        }
-        let last = Duration::from_millis(self.last_ms.load(Ordering::SeqCst));
-        Some(self.start.elapsed().saturating_sub(last))
-    }
-}
-
-struct Busy(Arc<Activity>);
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.touch();
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    /// Sniffs for plain HTTP, then runs the TLS handshake.
+    async fn handshake(&self, tcp: TcpStream, peer: SocketAddr) -> Result<Tls, HandshakeFailure> {
+        let tcp = reject_plain_http(tcp, peer).await?;
+        self.acceptor.accept(tcp).await.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                HandshakeFailure::Closed
+            } else {
+                HandshakeFailure::TlsError
+            }
+        })
     }
 }
 
 /// Plain HTTP on the TLS port: answer like Go's `net/http` does and close. TLS records start
-/// with 0x16 (handshake); an HTTP request line starts with an upper-case method letter.
-async fn reject_plain_http(tcp: TcpStream, peer: SocketAddr, timeout: Duration) -> Option<TcpStream> {
+/// with 0x16 (handshake); an HTTP request line starts with an upper-case method letter. Runs
+/// under the caller's handshake timeout.
+async fn reject_plain_http(tcp: TcpStream, peer: SocketAddr) -> Result<TcpStream, HandshakeFailure> {
     let mut first = [0u8; 1];
-    match tokio::time::timeout(timeout, tcp.peek(&mut first)).await {
-        Ok(Ok(1)) if first[0].is_ascii_uppercase() => {}
-        Ok(Ok(1)) => return Some(tcp),
-        _ => return None,
+    match tcp.peek(&mut first).await {
+        Ok(1) if first[0].is_ascii_uppercase() => {}
+        Ok(1) => return Ok(tcp),
+        _ => return Err(HandshakeFailure::Closed),
     }
     tracing::debug!(%peer, "plain HTTP request on the HTTPS port");
     let mut tcp = tcp;
@@ -446,7 +490,7 @@ async fn reject_plain_http(tcp: TcpStream, peer: SocketAddr, timeout: Duration) 
         )
         .await;
     let _ = tcp.shutdown().await;
-    None
+    Err(HandshakeFailure::PlainHttp)
 }
 
 /// Binds and serves until `shutdown` completes: the entry point of `sidecar-injector serve`.

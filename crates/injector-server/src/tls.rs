@@ -318,17 +318,36 @@ impl ResolvesServerCert for Resolver {
 pub fn parse_pem_pair(cert_pem: &[u8], key_pem: &[u8]) -> Result<(CertifiedKey, CertInfo), String> {
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("certificate PEM does not parse: {e}"))?;
+        .map_err(|e| format!("certificate PEM does not parse: {}", pem_error_text(&e)))?;
     let Some(leaf) = chain.first() else {
         return Err("certificate file holds no CERTIFICATE block".to_owned());
     };
     let info = cert_info(leaf)?;
-    let key =
-        PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("private key PEM does not parse: {e}"))?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem)
+        .map_err(|e| format!("private key PEM does not parse: {}", pem_error_text(&e)))?;
     let provider = rustls::crypto::ring::default_provider();
     let certified = CertifiedKey::from_der(chain, key, &provider)
         .map_err(|e| format!("certificate and key are not a usable pair: {e}"))?;
     Ok((certified, info))
+}
+
+/// A PEM error as text: the library's own message prints the offending line as a byte array
+/// (`[45, 45, 45, ...]`); this one quotes it.
+fn pem_error_text(error: &rustls_pki_types::pem::Error) -> String {
+    use rustls_pki_types::pem::Error;
+    match error {
+        Error::MissingSectionEnd { end_marker } => {
+            format!(
+                "the {:?} section has no END line (file cut short?)",
+                String::from_utf8_lossy(end_marker)
+            )
+        }
+        Error::IllegalSectionStart { line } => {
+            format!("illegal section start line {:?}", String::from_utf8_lossy(line))
+        }
+        Error::NoItemsFound => "no PEM section found".to_owned(),
+        other => other.to_string(),
+    }
 }
 
 /// Reads subject, serial, expiry and fingerprint from a DER certificate.
@@ -564,6 +583,22 @@ mod tests {
                 .permissions(),
         );
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn pem_errors_quote_the_offending_text() {
+        let a = self_signed(&[], None).expect("generates");
+        let cut = a.cert_pem.lines().take(3).collect::<Vec<_>>().join("\n");
+        let error = parse_pem_pair(cut.as_bytes(), a.key_pem.as_bytes()).expect_err("a cut PEM fails");
+        assert_eq!(
+            error,
+            "certificate PEM does not parse: the \"CERTIFICATE\" section has no END line (file cut short?)"
+        );
+        let error = parse_pem_pair(b"-----BEGIN CERT\nAAAA\n", a.key_pem.as_bytes()).expect_err("fails");
+        assert!(error.contains("\"-----BEGIN CERT\""), "{error}");
+        assert!(!error.contains("[45, 45"), "{error}");
+        let error = parse_pem_pair(a.cert_pem.as_bytes(), b"not a key").expect_err("fails");
+        assert_eq!(error, "private key PEM does not parse: no PEM section found");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 mod admission;
 mod common;
+mod connections;
 mod faults;
 mod limits;
 mod logs;

@@ -5,6 +5,7 @@
 // Tests report failures by panicking.
 #![allow(clippy::panic)]
 
+mod abuse;
 mod completion;
 mod explain;
 mod inject;
