@@ -17,6 +17,7 @@ use injector_server::{CertStore, ConfigStore, Extension};
 
 use crate::certificates::{CertificateMode, Observed, Reconciler};
 use crate::configmaps::{ConfigMapNames, config_files};
+use crate::events::EventSink;
 use crate::nodes::NodeVersions;
 use crate::status::Shared;
 use crate::watch;
@@ -58,6 +59,8 @@ pub struct ClusterOptions {
     pub native_sidecars: NativeSidecars,
     /// How often the time-based steps (rotation, renewal) are checked without any change.
     pub resync: Duration,
+    /// Write Events on the workloads of admitted pods.
+    pub events: bool,
 }
 
 impl ClusterOptions {
@@ -83,6 +86,7 @@ impl ClusterOptions {
 #[derive(Debug, Clone)]
 pub struct Cluster {
     shared: Shared,
+    events: Option<EventSink>,
 }
 
 impl Cluster {
@@ -97,6 +101,9 @@ impl Cluster {
         native: Arc<AtomicBool>,
     ) -> Cluster {
         let shared = Shared::default();
+        let events = options
+            .events
+            .then(|| crate::events::spawn(client.clone(), options.identity.clone()));
         shared.update(|s| {
             s.identity = options.identity.clone();
             s.secret = format!("{}/{}", options.namespace, options.certificates.secret());
@@ -128,18 +135,29 @@ impl Cluster {
             leader,
             options.resync,
         ));
-        Cluster { shared }
+        Cluster { shared, events }
+    }
+
+    /// Where the admission handler hands its outcomes for Events (`None`: Events are off).
+    pub fn events(&self) -> Option<EventSink> {
+        self.events.clone()
     }
 
     /// The `/readyz` section and the metrics of cluster mode.
     pub fn extension(&self) -> Extension {
         let status = self.shared.clone();
         let metrics = self.shared.metrics.clone();
+        let events = self.events.clone();
         Extension::default()
             .with_status("cluster", move || {
                 serde_json::to_value(status.snapshot()).unwrap_or_default()
             })
-            .with_metrics(move |registry| metrics.register(registry))
+            .with_metrics(move |registry| {
+                metrics.register(registry);
+                if let Some(events) = &events {
+                    events.register(registry);
+                }
+            })
     }
 }
 

@@ -555,6 +555,7 @@ async fn run_engine<I: Injector>(
     };
     if let Some(outcome) = hit {
         drop(permit);
+        shared.injector.observe(&input, &outcome);
         return EngineResult::Done(outcome, true);
     }
     if shared.limits.inline_injector {
@@ -684,6 +685,7 @@ fn admit_and_remember<I: Injector>(
     if let (Some(cache), Some(key)) = (cache, key) {
         cache.insert(config, key, outcome.clone());
     }
+    injector.observe(input, &outcome);
     outcome
 }
 

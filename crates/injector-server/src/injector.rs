@@ -25,6 +25,11 @@ pub trait Injector: Send + Sync + 'static {
     /// Must not panic on any input; a panic is caught and answered as `allowed: false`, but
     /// it is a bug. The engine should honour `request.deadline` for long work.
     fn admit(&self, config: &Self::Config, request: &AdmissionInput) -> AdmissionOutcome;
+
+    /// Told of every admission's outcome, computed or answered from the outcome cache (cluster
+    /// mode writes Events from it). Called on the admission's path: it must only hand the
+    /// record on (e.g. `try_send` to a queue), never block or do I/O. Does nothing by default.
+    fn observe(&self, _request: &AdmissionInput, _outcome: &AdmissionOutcome) {}
 }
 
 /// One admission request, as handed to the [`Injector`].

@@ -91,6 +91,10 @@ pub struct ClusterArgs {
     /// How often time-based steps (CA rotation, certificate renewal) are checked.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub resync: Duration,
+    /// Write Events on the workloads of admitted pods (injected, skipped for a reason a user may
+    /// not expect, denied), aggregated per workload and reason.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
+    pub events: bool,
 }
 
 /// `--certificates`.
@@ -201,6 +205,7 @@ impl ClusterArgs {
             lease_duration: self.lease_duration,
             native_sidecars: native.map_or(NativeSidecars::Auto, NativeSidecars::Fixed),
             resync: self.resync.max(Duration::from_millis(200)),
+            events: self.events,
         })
     }
 }

@@ -119,35 +119,3 @@ fn ignored_annotations(source: &input::Source) -> Vec<String> {
         .flatten()
         .collect()
 }
-        eprintln!();
-        for warning in &warnings {
-            eprint!("{warning}");
-        }
-    }
-    Ok(())
-}
-
-/// The annotations of the stream's pod templates that have no effect, one message each naming
-/// the document. A stream that does not parse yields none here (injecting it reports the error).
-fn ignored_annotations(source: &input::Source) -> Vec<String> {
-    let Ok(objects) = input::objects(source) else {
-        return Vec::new();
-    };
-    objects
-        .iter()
-        .filter_map(|object| {
-            let template = injector_core::workload::pod_template(&object.value)
-                .ok()
-                .flatten()?;
-            let found = injector_core::ignored_annotations::warnings(&template.annotations);
-            Some(
-                found
-                    .into_iter()
-                    .map(|w| format!("{}: {w}", object.describe()))
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .flatten()
-        .collect()
-}
-

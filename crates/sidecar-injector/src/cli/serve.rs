@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use injector_engine::pipeline::{Injector, Options, Outcome, Request};
 use injector_kube::Cluster;
+use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
     AdmissionInput, AdmissionOutcome, CertSource, CertStore, ConfigFiles, ConfigStore, LogFormat,
     ServeOptions, WatchOptions,
@@ -116,7 +117,10 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// The engine, as the server calls it.
-struct Engine;
+struct Engine {
+    /// Cluster mode's Event writer.
+    events: Option<EventSink>,
+}
 
 impl injector_server::Injector for Engine {
     type Config = Injector;
@@ -141,6 +145,17 @@ impl injector_server::Injector for Engine {
             },
             Err(error) => AdmissionOutcome::Denied { message: error.0 },
         }
+    }
+
+    fn observe(&self, input: &AdmissionInput, outcome: &AdmissionOutcome) {
+        // A dry run must have no side effects, and an Event is one.
+        let Some(events) = self.events.as_ref().filter(|_| !input.dry_run) else { return };
+        let outcome = match outcome {
+            AdmissionOutcome::Patched { .. } => EventOutcome::Injected,
+            AdmissionOutcome::Skipped { reason } => EventOutcome::Skipped(reason.clone()),
+            AdmissionOutcome::Denied { message } => EventOutcome::Denied(message.clone()),
+        };
+        events.observe(Admitted::from_pod(&input.object, &input.namespace, outcome));
     }
 }
 
@@ -245,7 +260,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             let certs = CertStore::manual();
             let running = Cluster::start(client, cluster, certs.clone(), config.clone(), native).await;
             options.extension = running.extension();
-            let server = injector_server::Server::bind_with_certs(options, Engine, config, certs)
+            let server = injector_server::Server::bind_with_certs(options, Engine { events: running.events() }, config, certs)
                 .await
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             server
@@ -275,7 +290,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     runtime
         .block_on(injector_server::run(
             options,
-            Engine,
+            Engine { events: None },
             config,
             injector_server::shutdown_signal(),
         ))

@@ -84,7 +84,7 @@ fn man_prints_roff_and_writes_one_page_per_subcommand() {
     assert!(out.stdout.contains("explain"), "{}", out.stdout);
 
     let files = Files::new();
-    let dir = files.path().join("man1");
+    let dir = files.dir().join("man1");
     let written = run(&["man", "--out-dir", &dir.display().to_string()], "");
     assert_eq!(written.code, 0, "{}", written.stderr);
     for page in [

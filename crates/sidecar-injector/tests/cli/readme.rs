@@ -68,7 +68,7 @@ fn the_readme_curl_example_works_when_pasted() {
     assert!(readyz < post, "the README must wait for /readyz before posting");
 
     let files = Files::new();
-    let dir = files.path();
+    let dir = files.dir();
     let (port, monitoring) = (free_port(), free_port());
     let binary = env!("CARGO_BIN_EXE_sidecar-injector");
     let script = commands

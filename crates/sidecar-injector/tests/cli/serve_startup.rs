@@ -56,7 +56,7 @@ fn startup_log(files: &Files, args: &[&str]) -> String {
 #[test]
 fn redirected_stderr_has_no_escape_codes_and_says_how_to_try_it() {
     let files = Files::new();
-    let ca = format!("{}/ca.pem", files.path().display());
+    let ca = format!("{}/ca.pem", files.dir().display());
     let log = startup_log(&files, &["--write-ca", &ca]);
     assert!(log.contains("try it: "), "no \"try it\" line within 30 s:\n{log}");
     assert!(

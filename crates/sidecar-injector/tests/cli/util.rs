@@ -81,7 +81,7 @@ impl Files {
     }
 
     /// The directory itself.
-    pub fn path(&self) -> &Path {
+    pub fn dir(&self) -> &Path {
         self.dir.path()
     }
 
