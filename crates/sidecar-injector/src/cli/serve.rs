@@ -149,7 +149,9 @@ impl injector_server::Injector for Engine {
 
     fn observe(&self, input: &AdmissionInput, outcome: &AdmissionOutcome) {
         // A dry run must have no side effects, and an Event is one.
-        let Some(events) = self.events.as_ref().filter(|_| !input.dry_run) else { return };
+        let Some(events) = self.events.as_ref().filter(|_| !input.dry_run) else {
+            return;
+        };
         let outcome = match outcome {
             AdmissionOutcome::Patched { .. } => EventOutcome::Injected,
             AdmissionOutcome::Skipped { reason } => EventOutcome::Skipped(reason.clone()),
@@ -260,9 +262,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
             let certs = CertStore::manual();
             let running = Cluster::start(client, cluster, certs.clone(), config.clone(), native).await;
             options.extension = running.extension();
-            let server = injector_server::Server::bind_with_certs(options, Engine { events: running.events() }, config, certs)
-                .await
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let server = injector_server::Server::bind_with_certs(
+                options,
+                Engine {
+                    events: running.events(),
+                },
+                config,
+                certs,
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
             server
                 .serve(injector_server::shutdown_signal())
                 .await
@@ -312,7 +321,11 @@ fn config_loader(
             .iter()
             .map(|file| {
                 let path = file.path.display().to_string();
-                let label = if path.starts_with("configmap/") { path } else { format!("--{} {path}", file.name) };
+                let label = if path.starts_with("configmap/") {
+                    path
+                } else {
+                    format!("--{} {path}", file.name)
+                };
                 (file.name.as_str(), label)
             })
             .collect();
