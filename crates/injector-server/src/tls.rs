@@ -418,10 +418,7 @@ impl SelfSignedCa {
     /// Reuses the CA at `write_ca` (and its key at `<write_ca>.key`) if it is valid for 30 more
     /// days; otherwise generates a CA valid one year and writes it there.
     pub fn load_or_create(write_ca: Option<&Path>) -> Result<Self, Error> {
-        use rcgen::{
-            BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, Issuer, KeyPair,
-            KeyUsagePurpose,
-        };
+        use rcgen::{Issuer, KeyPair};
         let now = time::OffsetDateTime::now_utc();
         let reused = write_ca.and_then(|path| {
             let ca_pem = std::fs::read_to_string(path).ok()?;
@@ -442,27 +439,15 @@ impl SelfSignedCa {
         let ca = match reused {
             Some(ca) => ca,
             None => {
-                let key = KeyPair::generate().map_err(gen_err)?;
-                let key_pem = key.serialize_pem();
-                let mut params = CertificateParams::default();
-                params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-                params.key_usages = vec![
-                    KeyUsagePurpose::KeyCertSign,
-                    KeyUsagePurpose::CrlSign,
-                    KeyUsagePurpose::DigitalSignature,
-                ];
-                params.distinguished_name = rcgen::DistinguishedName::new();
-                params
-                    .distinguished_name
-                    .push(DnType::OrganizationName, "sidecar-injector");
-                params
-                    .distinguished_name
-                    .push(DnType::CommonName, "sidecar-injector self-signed CA");
-                params.not_before = now - time::Duration::minutes(5);
-                params.not_after = now + DAY * 365;
-                let not_after = params.not_after.unix_timestamp();
-                let ca = CertifiedIssuer::self_signed(params, key).map_err(gen_err)?;
-                let pem = ca.pem();
+                let not_after = now + DAY * 365;
+                let generated = crate::pki::generate_ca(
+                    "sidecar-injector self-signed CA",
+                    now - time::Duration::minutes(5),
+                    not_after,
+                )
+                .map_err(|e| Error::Certificate(format!("generating the self-signed certificate: {e}")))?;
+                let (pem, key_pem) = (generated.cert_pem, generated.key_pem);
+                let not_after = not_after.unix_timestamp();
                 if let Some(path) = write_ca {
                     write_file(path, pem.as_bytes(), 0o644)?;
                     write_file(&key_path(path), key_pem.as_bytes(), 0o600)?;
