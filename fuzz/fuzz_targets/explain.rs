@@ -5,7 +5,7 @@
 
 use injector_core::{
     config::InjectorConfig,
-    explain::{ConfigOrigin, Context, explain},
+    explain::{ConfigOrigin, Context, Webhooks, explain},
     gate::{NamespaceFacts, WebhookConfiguration},
     workload::{flatten_lists, pod_template},
     yaml::parse_documents,
@@ -36,13 +36,27 @@ fuzz_target!(|data: &[u8]| {
     for workload in &workloads {
         let _ = explain(
             workload,
-            Context { namespace: None, webhooks: None, config: &config, origin: &origin },
+            Context {
+                namespace: None,
+                webhooks: Webhooks::AssumeCalled,
+                config: &config,
+                origin: &origin,
+            },
         );
         let _ = explain(
             workload,
             Context {
                 namespace: namespace.as_ref(),
-                webhooks: Some(&webhooks),
+                webhooks: Webhooks::IstioChart { revision: "default" },
+                config: &config,
+                origin: &origin,
+            },
+        );
+        let _ = explain(
+            workload,
+            Context {
+                namespace: namespace.as_ref(),
+                webhooks: Webhooks::Given(&webhooks),
                 config: &config,
                 origin: &origin,
             },
