@@ -23,6 +23,11 @@
 #      the injector set survives the upgrade
 #   7. `helm uninstall` leaves no webhook behind; what stays (the CA Secret, the Lease) is
 #      removed by the README's command
+#   8. the Istio drop-in (values-istio.yaml, injectorConfig.create=false) over Istio's own
+#      istio-sidecar-injector and istio ConfigMaps (rendered from Istio's istiod chart in
+#      $SIDECAR_INJECTOR_SHARED): istio.io/rev and istio-injection namespaces and
+#      sidecar.istio.io/inject=true pods injected with Istio's templates and values, a revision
+#      tag's caBundle kept, uninstall leaves Istio's configuration
 #
 # Prints every check and last exactly one line "N passed, M failed"; exits non-zero on failure.
 #   INSTALL_E2E_KEEP=1       keep the temp dir (logs); kept anyway on failure
@@ -432,4 +437,76 @@ check "with the injector gone, pods in e2e-enabled are created (not injected): n
 check "left behind, as the README says: the CA Secret $REL-ca and the Lease $REL-leader" bash -c "
   '$DIR/kubectl' -n $NS get secret $REL-ca >/dev/null && '$DIR/kubectl' -n $NS get lease $REL-leader >/dev/null"
 check "the README's command removes them" bash -c "'$DIR/kubectl' -n $NS delete secret $REL-ca && '$DIR/kubectl' -n $NS delete lease $REL-leader"
+scenario_end
+
+# ---------------------------------------------------------------------------- 8
+scenario "8: the Istio drop-in over Istio's own configuration"
+SHARED=${SIDECAR_INJECTOR_SHARED:-$ROOT/../shared}
+ISTIO_CHART=$SHARED/istio/manifests/charts/istio-control/istio-discovery
+INS=istio-system
+if [ -d "$ISTIO_CHART" ]; then
+  # Istio's configuration as its istiod chart writes it: the istio-sidecar-injector ConfigMap
+  # (Istio's templates and values) and the mesh ConfigMap istio.
+  check "Istio's own istio-sidecar-injector and istio ConfigMaps (helm template of Istio's istiod chart, tag istio-e2e), applied as Istio would leave them" bash -c '
+    "$0" template istiod "$1" --namespace "$2" --set global.hub=docker.io/istio --set global.tag=istio-e2e \
+      --show-only templates/istiod-injector-configmap.yaml --show-only templates/configmap.yaml > "$3/istio-config.yaml" &&
+    "$4" apply -f "$3/istio-config.yaml"' "$HELM" "$ISTIO_CHART" "$INS" "$DIR" "$DIR/kubectl"
+  WANT_TAG=istio-e2e
+else
+  log "no Istio chart at $ISTIO_CHART (SIDECAR_INJECTOR_SHARED): the embedded configuration stands in for Istio's"
+  check "an istio-sidecar-injector ConfigMap (the embedded configuration, tag istio-e2e)" bash -c "
+    sed 's/\"tag\": \"[^\"]*\"/\"tag\": \"istio-e2e\"/' '$ROOT/crates/injector-engine/defaults/values.json' > '$DIR/istio-values.json' &&
+    '$DIR/kubectl' -n $INS create configmap istio-sidecar-injector --from-file=config='$ROOT/crates/injector-engine/defaults/injector-config.yaml' --from-file=values='$DIR/istio-values.json'"
+  WANT_TAG=istio-e2e
+fi
+check "namespaces labelled for Istio: e2e-rev (istio.io/rev=default); e2e-enabled keeps istio-injection=enabled" bash -c "
+  '$DIR/kubectl' create namespace e2e-rev && '$DIR/kubectl' label namespace e2e-rev istio.io/rev=default"
+check "serviceaccount default exists in e2e-rev" poll "$WAIT" K -n e2e-rev get serviceaccount default
+alloc_port IPORT; alloc_port IMPORT
+# An Istio revision tag (istioctl tag set prod) pointing at the injector, with an empty caBundle.
+check "an Istio revision tag istio-revision-tag-prod (istio.io/rev=default, empty caBundle)" K apply -f - <<EOF2
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: istio-revision-tag-prod
+  labels: {istio.io/rev: default, istio.io/tag: prod}
+webhooks:
+- name: rev.namespace.sidecar-injector.istio.io
+  clientConfig: {url: "https://127.0.0.1:$IPORT/inject"}
+  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+  namespaceSelector: {matchLabels: {istio.io/rev: prod}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  failurePolicy: Fail
+EOF2
+check "helm install $REL -n $INS -f values-istio.yaml --set injectorConfig.create=false (Istio's ConfigMap read as it is)" \
+  H install "$REL" "$CHART" --namespace "$INS" -f "$CHART/values-istio.yaml" --set injectorConfig.create=false \
+    --set "webhook.url=https://127.0.0.1:$IPORT/inject" --set "certificates.dnsNames={127.0.0.1}" \
+    --set listenAddress=127.0.0.1 --set "ports.webhook=$IPORT" --set "ports.monitoring=$IMPORT"
+check "Istio's ConfigMap is unchanged and still Istio's release's (managed by Helm release istiod)" bash -c "
+  [ \"\$('$DIR/kubectl' -n $INS get configmap istio-sidecar-injector -o jsonpath='{.metadata.labels.app\.kubernetes\.io/instance}')\" = istiod ] || [ ! -d '$ISTIO_CHART' ]"
+K -n "$INS" get deployment "$REL" -o json > "$DIR/deployment.json"
+NS=$INS
+SA_NAME=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["spec"]["template"]["spec"]["serviceAccountName"])' "$DIR/deployment.json")
+check "kubectl create token of $INS/$SA_NAME" make_sa_kubeconfig
+check "the drop-in Deployment's container extracted" pod_spec
+mapfile -t POD_ARGS < "$DIR/pod.args"
+mapfile -t POD_ENV < "$DIR/pod.env"
+mapfile -t PROBES < "$DIR/pod.probes"
+start_injector
+run "the drop-in injector is ready on its readiness probe (Istio's ConfigMap loaded)" poll "$WAIT" http_ok "${PROBES[0]}"
+WEBHOOK=istio-sidecar-injector
+run "it filled the caBundle of istio-sidecar-injector" poll "$WAIT" has_bundle
+tag_bundle() { [ -n "$(K get mutatingwebhookconfiguration istio-revision-tag-prod -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" ]; }
+run "and of the revision tag istio-revision-tag-prod (labelled istio.io/rev=default)" poll "$WAIT" tag_bundle
+run "a pod in e2e-rev (istio.io/rev=default) is injected with Istio's template and values (tag $WANT_TAG)" poll "$WAIT" injected_with e2e-rev "p$((++N))" "$WANT_TAG"
+check "a pod in e2e-enabled (istio-injection=enabled) is injected" injected_with e2e-enabled "p$((++N))" "$WANT_TAG"
+check "a pod labelled sidecar.istio.io/inject=true in the unlabelled e2e-plain is injected (Istio's object webhook)" injected_with e2e-plain "p$((++N))" "$WANT_TAG" 'sidecar.istio.io/inject: "true"'
+check "a pod without the label in e2e-plain is not" not_injected e2e-plain "p$((++N))"
+check "a pod labelled sidecar.istio.io/inject=false in e2e-rev is not" not_injected e2e-rev "p$((++N))" 'sidecar.istio.io/inject: "false"'
+check "helm uninstall the drop-in" H uninstall "$REL" --namespace "$INS"
+check "no istio-sidecar-injector webhook is left (the revision tag, not the chart's, stays)" bash -c "
+  [ \"\$('$DIR/kubectl' get mutatingwebhookconfigurations -o name)\" = mutatingwebhookconfiguration.admissionregistration.k8s.io/istio-revision-tag-prod ]"
+check "Istio's ConfigMap is still there" K -n "$INS" get configmap istio-sidecar-injector
+stop_pid "$INJ_PID"; INJ_PID=""
 scenario_end
