@@ -14,8 +14,10 @@
 #   4. `helm install` (webhook.url = a loopback port), then the chart's own pod spec is run:
 #      the binary with exactly the installed Deployment's args and env (POD_NAME/POD_NAMESPACE
 #      as the downward API gives them, mounted ConfigMaps/Secrets written as files under a temp
-#      root) and a `kubectl create token` of the chart's ServiceAccount as its only credential;
-#      its probes answer on the Deployment's probe ports and paths
+#      root) and a `kubectl create token` of the chart's ServiceAccount as its only credential,
+#      under the container's securityContext (setpriv: runAsUser/runAsGroup, no new privileges,
+#      no capabilities) and, the first time, strace: readOnlyRootFilesystem holds (no file
+#      created, written, renamed or removed); its probes answer on the Deployment's probe ports
 #   5. the seed's scenarios through it: a labelled namespace's pod injected, an opted-out pod
 #      not, the annotation on a Deployment's own metadata ignored (its pod template's honoured),
 #      fail-closed while it is down (creation refused), back when it is up
@@ -48,6 +50,7 @@ T0=$(date +%s%N)
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/sidecar-e2e-install.XXXXXX")
 CP_STARTED=""
 INJ_PID=""
+TRACER_PID=""
 DURATIONS=()
 CHART=$ROOT/deploy/helm/sidecar-injector
 NS=sidecar-injector
@@ -60,7 +63,7 @@ finish() {
   set +e
   trap - INT TERM
   if [ "$rc" -ne 0 ] && [ "$FAIL" -eq 0 ]; then bad "aborted (exit status $rc)"; fi
-  [ -n "$INJ_PID" ] && stop_pid "$INJ_PID"
+  stop_injector
   if [ -n "$CP_STARTED" ]; then "$HERE/control-plane.sh" down "$DIR" >&2 || bad "control plane did not stop cleanly"; fi
   if [ "$FAIL" -gt 0 ] || [ -n "${INSTALL_E2E_KEEP:-}" ]; then
     if [ "$FAIL" -gt 0 ]; then
@@ -303,6 +306,18 @@ if c.get("command"): sys.exit(f"the container has a command {c['command']}: the 
 with open(os.path.join(out, "pod.env"), "w") as f:
     for k, val in env.items(): f.write(f"{k}={val}\n")
 open(os.path.join(out, "pod.args"), "w").write("".join(a + "\n" for a in c["args"]))
+psc, csc = pod.get("securityContext", {}), c.get("securityContext", {})
+sec = {
+    "uid": csc.get("runAsUser", psc.get("runAsUser", 0)),
+    "gid": csc.get("runAsGroup", psc.get("runAsGroup", 0)),
+    "no_new_privs": csc.get("allowPrivilegeEscalation", True) is False,
+    "drop_all": "ALL" in csc.get("capabilities", {}).get("drop", []),
+    "read_only_root": csc.get("readOnlyRootFilesystem", False) is True,
+    "writable": [m["mountPath"] for m in c.get("volumeMounts", []) if not m.get("readOnly")],
+}
+if (csc.get("runAsNonRoot", psc.get("runAsNonRoot")) is True) and sec["uid"] == 0:
+    sys.exit("runAsNonRoot with UID 0: the kubelet would refuse to start this container")
+json.dump(sec, open(os.path.join(out, "pod.security.json"), "w"))
 ports = {p["name"]: p["containerPort"] for p in c["ports"]}
 with open(os.path.join(out, "pod.probes"), "w") as f:
     for probe in ("readinessProbe", "livenessProbe"):
@@ -316,14 +331,67 @@ log "    env:  $(tr '\n' ' ' < "$DIR/pod.env")"
 mapfile -t POD_ARGS < "$DIR/pod.args"
 mapfile -t POD_ENV < "$DIR/pod.env"
 mapfile -t PROBES < "$DIR/pod.probes"
+# security_wrap: setpriv with the container's securityContext (runAsUser/runAsGroup, no new
+# privileges, every capability dropped) when this script runs as root; sets WRAP
+security_wrap() {
+  WRAP=()
+  command -v setpriv >/dev/null && [ "$(id -u)" = 0 ] || return 0
+  local uid gid nnp drop
+  read -r uid gid nnp drop < <(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["uid"], s["gid"], int(s["no_new_privs"]), int(s["drop_all"]))' "$DIR/pod.security.json")
+  WRAP=(setpriv "--reuid=$uid" "--regid=$gid" --clear-groups)
+  [ "$nnp" = 1 ] && WRAP+=(--no-new-privs)
+  [ "$drop" = 1 ] && WRAP+=(--bounding-set=-all --inh-caps=-all)
+  # The pod's user reads its kubeconfig (as it would read its token), nothing else of $DIR.
+  chmod 711 "$DIR" && chown "$uid:$gid" "$DIR/sa.kubeconfig"
+}
+# start_injector [TRACE]: TRACE=trace runs it under strace, recording every file it creates,
+# opens for writing, renames or removes (readOnlyRootFilesystem)
 start_injector() {
+  security_wrap
+  local trace=()
+  if [ "${1:-}" = trace ] && command -v strace >/dev/null; then
+    trace=(strace -f --seccomp-bpf -qq -e trace=open,openat,creat,mkdir,mkdirat,rename,renameat,renameat2,unlink,unlinkat,truncate,symlink,symlinkat,link,linkat -o "$DIR/strace.log")
+  fi
   # Only the pod's environment, and the token's kubeconfig as the service account would be.
-  env -i PATH=/usr/bin:/bin HOME="$DIR/root" "KUBECONFIG=$DIR/sa.kubeconfig" "${POD_ENV[@]}" \
+  "${trace[@]}" "${WRAP[@]}" env -i PATH=/usr/bin:/bin HOME="$DIR/root" "KUBECONFIG=$DIR/sa.kubeconfig" "${POD_ENV[@]}" \
     "$BIN" "${POD_ARGS[@]}" >> "$DIR/injector.log" 2>&1 &
-  INJ_PID=$!
+  INJ_PID=$! TRACER_PID=""
+  if [ ${#trace[@]} -gt 0 ]; then
+    # strace's child (setpriv, env and the binary exec in turn in it) is the injector.
+    TRACER_PID=$INJ_PID INJ_PID=""
+    local i
+    for ((i = 0; i < 100; i++)); do INJ_PID=$(pgrep -P "$TRACER_PID" | head -n 1) && [ -n "$INJ_PID" ] && break; sleep 0.05; done
+    [ -n "$INJ_PID" ] || { echo "$E2E: strace started no child" >&2; INJ_PID=$TRACER_PID TRACER_PID=""; }
+  fi
+}
+# stop_injector: SIGTERM to the injector (graceful drain), then its tracer ends on its own
+stop_injector() {
+  [ -n "$INJ_PID" ] && stop_pid "$INJ_PID"
+  [ -n "${TRACER_PID:-}" ] && stop_pid "$TRACER_PID"
+  INJ_PID="" TRACER_PID=""
+}
+# no_writes: the strace log shows no file created, opened for writing, renamed or removed
+# outside /dev, /proc and the container's writable mounts
+no_writes() {
+  python3 - "$DIR/strace.log" "$DIR/pod.security.json" <<'PY2'
+import json, re, sys
+sec = json.load(open(sys.argv[2]))
+allowed = ("/dev/", "/proc/", "/sys/") + tuple(m.rstrip("/") + "/" for m in sec["writable"])
+bad = []
+for line in open(sys.argv[1]):
+    m = re.search(r'(\w+)\((?:[^"]*)"([^"]*)"(.*)', line)
+    if not m or "= -1" in line: continue
+    call, path, rest = m.groups()
+    writes = call in ("creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "unlink", "unlinkat", "truncate", "symlink", "symlinkat", "link", "linkat") \
+        or (call in ("open", "openat") and re.search(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC", rest))
+    if writes and not path.startswith(allowed): bad.append(line.strip())
+if bad: sys.exit("writes outside the writable mounts:\n" + "\n".join(bad[:10]))
+print(f"read_only_root={sec['read_only_root']}")
+PY2
 }
 T_START=$(date +%s%N)
-start_injector
+start_injector trace
+if [ ${#WRAP[@]} -gt 0 ]; then log "    as the container's securityContext: ${WRAP[*]}"; else log "    not root or no setpriv: running as $(id -un), the securityContext is not applied"; fi
 http_ok() { curl -fsS --max-time 2 -o /dev/null "$1"; }
 run "the readiness probe ${PROBES[0]} answers 200 (configuration from the chart's ConfigMap, certificate from a new CA)" poll "$WAIT" http_ok "${PROBES[0]}"
 T_READY=$(secs_since "$T_START")
@@ -400,7 +468,13 @@ check "Deployment on-meta (sidecar.istio.io/inject: \"false\" on the Deployment'
 check "Deployment on-template (the annotation on its pod template)" deployment on-template template
 check "on-meta: its pod is injected anyway (the annotation on the Deployment's metadata is ignored)" poll "$WAIT" deployment_pod on-meta injected
 check "on-template: its pod is not injected" poll "$WAIT" deployment_pod on-template plain
-stop_pid "$INJ_PID"; INJ_PID=""
+stop_injector
+if [ -f "$DIR/strace.log" ]; then
+  check "readOnlyRootFilesystem holds: through start, certificates, leadership and these admissions it created, wrote, renamed or removed no file (strace)" no_writes
+  check "  ... and it ran as the chart's runAsUser" bash -c "grep -q 'setpriv --reuid=65532' <<< '${WRAP[*]}'"
+else
+  log "strace not found: the read-only root filesystem is not checked"
+fi
 refused_down() {
   local out
   if out=$(pod e2e-enabled "p$((++N))" 2>&1); then echo "created: $out"; return 1; fi
@@ -432,7 +506,7 @@ check "no MutatingWebhookConfiguration is left" bash -c "[ -z \"\$('$DIR/kubectl
 check "no object of the release is left (Deployment, Service, ConfigMaps, RBAC)" bash -c "
   [ -z \"\$('$DIR/kubectl' -n $NS get deployment,service,configmap,serviceaccount,role,rolebinding,poddisruptionbudget -l app.kubernetes.io/instance=$REL -o name)\" ] &&
   [ -z \"\$('$DIR/kubectl' get clusterrole,clusterrolebinding -l app.kubernetes.io/instance=$REL -o name)\" ]"
-stop_pid "$INJ_PID"; INJ_PID=""
+stop_injector
 check "with the injector gone, pods in e2e-enabled are created (not injected): no webhook points at nothing" not_injected e2e-enabled "p$((++N))"
 check "left behind, as the README says: the CA Secret $REL-ca and the Lease $REL-leader" bash -c "
   '$DIR/kubectl' -n $NS get secret $REL-ca >/dev/null && '$DIR/kubectl' -n $NS get lease $REL-leader >/dev/null"
@@ -508,5 +582,5 @@ check "helm uninstall the drop-in" H uninstall "$REL" --namespace "$INS"
 check "no istio-sidecar-injector webhook is left (the revision tag, not the chart's, stays)" bash -c "
   [ \"\$('$DIR/kubectl' get mutatingwebhookconfigurations -o name)\" = mutatingwebhookconfiguration.admissionregistration.k8s.io/istio-revision-tag-prod ]"
 check "Istio's ConfigMap is still there" K -n "$INS" get configmap istio-sidecar-injector
-stop_pid "$INJ_PID"; INJ_PID=""
+stop_injector
 scenario_end
