@@ -205,6 +205,37 @@ args = by["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
 for a in ["--service-name=istiod", "--webhook-config=istio-sidecar-injector", "--injector-configmap=istio-sidecar-injector", "--mesh-configmap=istio", "--ca-secret=sidecar-injector-ca", "--lease-name=sidecar-injector-leader"]:
     assert a in args, (a, args)
 PY
+# The chart's ConfigMap with every injectorConfig key set, read by the injector's own strict
+# loader (`inject`, the same loader as serve's ConfigMap watch).
+cat > "$DIR/all-keys.yaml" <<'EOF'
+injectorConfig:
+  policy: disabled
+  defaultTemplates: [sidecar, extra]
+  templates:
+    extra: |
+      metadata:
+        labels:
+          chart-extra: "yes"
+  neverInjectSelector:
+  - matchExpressions: [{key: never, operator: Exists}]
+  alwaysInjectSelector:
+  - matchLabels: {always: "yes"}
+  injectedAnnotations: {chart.example/injected: "true"}
+  aliases: {both: [sidecar, extra]}
+  values: {global: {tag: chart-values}}
+meshConfig:
+  mesh: {defaultConfig: {proxyMetadata: {CHART_MESH: from-mesh-config}}}
+EOF
+loader_accepts() {
+  "$HELM" template "$REL" "$CHART" -f "$DIR/all-keys.yaml" --show-only templates/configmap-injector.yaml > "$DIR/cm-all.yaml" &&
+  "$HELM" template "$REL" "$CHART" -f "$DIR/all-keys.yaml" --show-only templates/configmap-mesh.yaml > "$DIR/mesh-all.yaml" || return 1
+  local out
+  printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {always: "yes"}, annotations: {inject.istio.io/templates: "sidecar,extra"}}\nspec:\n  containers: [{name: web, image: nginx}]\n' > "$DIR/all-keys-pod.yaml"
+  out=$("$BIN" inject -f "$DIR/all-keys-pod.yaml" --injector-config "$DIR/cm-all.yaml" --values "$DIR/cm-all.yaml" --mesh "$DIR/mesh-all.yaml") || return 1
+  grep -q 'proxyv2:chart-values' <<< "$out" && grep -q 'chart-extra: "yes"' <<< "$out" && grep -q from-mesh-config <<< "$out" \
+    || { echo "$out" | head -n 40; return 1; }
+}
+check "the chart's ConfigMaps with every injectorConfig key set are accepted by the injector's strict loader (values, extra template and mesh applied)" loader_accepts
 notes() { H install "$REL" "$CHART" --namespace "$NS" --dry-run=client "$@" 2>&1; }
 warns_one_replica() { notes --set replicaCount=1 | grep -q 'WARNING: replicaCount is 1 with failurePolicy Fail'; }
 no_warning() { local out; out=$(notes); echo "$out" | grep -q 'NOTES:' && ! echo "$out" | grep -q WARNING; }
