@@ -240,6 +240,13 @@ notes() { H install "$REL" "$CHART" --namespace "$NS" --dry-run=client "$@" 2>&1
 warns_one_replica() { notes --set replicaCount=1 | grep -q 'WARNING: replicaCount is 1 with failurePolicy Fail'; }
 no_warning() { local out; out=$(notes); echo "$out" | grep -q 'NOTES:' && ! echo "$out" | grep -q WARNING; }
 check "NOTES warn about one replica with failurePolicy Fail" warns_one_replica
+warns_ignore() { notes --set webhook.failurePolicy=Ignore | grep -q 'WARNING: failurePolicy Ignore: while no replica answers, pods are created WITHOUT a sidecar'; }
+check "NOTES warn about failurePolicy Ignore" warns_ignore
+warns_url_host() {
+  notes --set webhook.url=https://127.0.0.1:8443/inject | grep -q 'WARNING: 127.0.0.1 is not in certificates.dnsNames' &&
+  ! notes --set webhook.url=https://127.0.0.1:8443/inject --set 'certificates.dnsNames={127.0.0.1}' | grep -q WARNING
+}
+check "NOTES warn when webhook.url's host is not in certificates.dnsNames (x509), and not once it is" warns_url_host
 check "NOTES of the defaults (2 replicas) carry no warning" no_warning
 # refused DESCRIPTION PATTERN HELM-ARGS...: helm template fails and its message matches PATTERN
 refused() {
