@@ -43,6 +43,9 @@ pub struct ClusterStatus {
     pub last_patch_error: Option<String>,
     /// Native sidecars as `auto` decided from the nodes (`None`: not automatic).
     pub native_sidecars_auto: Option<bool>,
+    /// The synthetic admission probe (`None`: off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::probe::state::ProbeStatus>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
