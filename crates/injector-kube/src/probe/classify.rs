@@ -118,7 +118,7 @@ mod tests {
             FailureClass::X509,
             &[
                 // A caBundle of another CA (kube-apiserver v1.36, seen in tests/e2e/probe.sh).
-                r#"Internal error occurred: failed calling webhook "stray.sidecar-injector.e2e.invalid": failed to call webhook: Post "https://127.0.0.1:27213/inject?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority"#,
+                r#"Internal error occurred: failed calling webhook "restored.sidecar-injector.e2e.invalid": failed to call webhook: Post "https://127.0.0.1:26176/inject?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority"#,
                 // The troubleshooting page's (an older API server).
                 r#"Internal error occurred: failed calling admission webhook "sidecar-injector.istio.io": Post https://istio-sidecar-injector.istio-system.svc:443/inject: x509: certificate signed by unknown authority (possibly because of "crypto/rsa: verification error" while trying to verify candidate authority certificate "Kubernetes.cluster.local")"#,
                 r#"Internal error occurred: failed calling webhook "sidecar-injector.istio.io": failed to call webhook: Post "https://istiod.istio-system.svc:443/inject?timeout=10s": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-02T01:00:00Z is after 2026-12-01T01:00:00Z"#,
@@ -132,7 +132,8 @@ mod tests {
         is(
             FailureClass::NoEndpoints,
             &[
-                r#"Internal error occurred: failed calling webhook "closed.sidecar-injector.e2e.invalid": failed to call webhook: Post "https://127.0.0.1:24017/inject?timeout=10s": dial tcp 127.0.0.1:24017: connect: connection refused"#,
+                // A webhook at a closed port (seen in tests/e2e/probe.sh).
+                r#"Internal error occurred: failed calling webhook "closed.sidecar-injector.e2e.invalid": failed to call webhook: Post "https://127.0.0.1:30959/inject?timeout=10s": dial tcp 127.0.0.1:30959: connect: connection refused"#,
                 r#"Internal error occurred: failed calling admission webhook "istio-sidecar-injector.istio.io": Post https://istio-sidecar-injector.istio-system.svc:443/admitPilot?timeout=30s: no endpoints available for service "istio-sidecar-injector""#,
                 r#"Internal error occurred: failed calling webhook "sidecar-injector.istio.io": failed to call webhook: Post "https://istiod.istio-system.svc:443/inject?timeout=10s": service "istiod" not found"#,
                 r#"Internal error occurred: failed calling webhook "sidecar-injector.istio.io": failed to call webhook: Post "https://injector.invalid:443/inject?timeout=10s": dial tcp: lookup injector.invalid on 10.96.0.10:53: no such host"#,
@@ -145,7 +146,8 @@ mod tests {
         is(
             FailureClass::Timeout,
             &[
-                r#"Internal error occurred: failed calling webhook "slow.sidecar-injector.e2e.invalid": failed to call webhook: Post "https://127.0.0.1:31337/inject?timeout=2s": context deadline exceeded"#,
+                // A webhook that accepts and never answers (seen in tests/e2e/probe.sh).
+                r#"Internal error occurred: failed calling webhook "hang.sidecar-injector.e2e.invalid": failed to call webhook: Post "https://127.0.0.1:21108/inject?timeout=1s": context deadline exceeded"#,
                 r#"Internal error occurred: failed calling webhook "sidecar-injector.istio.io": failed to call webhook: Post "https://istiod.istio-system.svc:443/inject?timeout=10s": net/http: request canceled (Client.Timeout exceeded while awaiting headers)"#,
                 r#"Internal error occurred: failed calling webhook "sidecar-injector.istio.io": failed to call webhook: Post "https://istiod.istio-system.svc:443/inject?timeout=10s": dial tcp 10.0.0.7:15017: i/o timeout"#,
                 "Timeout: request did not complete within requested timeout - context deadline exceeded",
@@ -158,7 +160,8 @@ mod tests {
         is(
             FailureClass::Denied,
             &[
-                r#"admission webhook "sidecar-injector.istio.io" denied the request: template "sidecar": render error: boom"#,
+                // A template edit failing for the probe's namespace (seen in tests/e2e/probe.sh).
+                r#"admission webhook "istio-sidecar-injector.sidecar-injector.e2e.invalid" denied the request: failed to run injection template: template: inject:1:66: executing "inject" at <fail "e2e: this template refuses the namespace">: error calling fail: e2e: this template refuses the namespace"#,
                 r#"admission webhook "policy.example.com" denied the request: x509 certificates are not allowed here"#,
             ],
         );
