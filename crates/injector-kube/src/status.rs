@@ -138,3 +138,33 @@ impl Shared {
         self.metrics.ca_expiry.set(not_after);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::state::{ProbeStatus, TargetStatus};
+    use crate::probe::{Expect, ProbeTarget};
+
+    #[test]
+    fn readyz_shows_the_probe_only_when_it_is_on() {
+        let shared = Shared::default();
+        let json = serde_json::to_value(shared.snapshot()).unwrap();
+        assert!(json.get("probe").is_none(), "{json}");
+        shared.update(|s| {
+            s.probe = Some(ProbeStatus {
+                probing: false,
+                interval_seconds: 30.0,
+                timeout_seconds: 15.0,
+                targets: vec![TargetStatus::new(&ProbeTarget {
+                    namespace: "probe".into(),
+                    expect: Expect::Injected,
+                })],
+            });
+        });
+        let json = serde_json::to_value(shared.snapshot()).unwrap();
+        assert_eq!(json["probe"]["probing"], false);
+        assert_eq!(json["probe"]["intervalSeconds"], 30.0);
+        assert_eq!(json["probe"]["targets"][0]["namespace"], "probe");
+        assert_eq!(json["probe"]["targets"][0]["state"], "pending");
+    }
+}

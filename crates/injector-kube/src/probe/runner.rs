@@ -3,13 +3,14 @@
 //! changed. Losing the Lease stops it at once (a probe in flight is dropped) and clears what
 //! this replica reported, so that only the leader speaks for the probe.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::PostParams;
 use kube::{Api, Client};
 use time::OffsetDateTime;
 use tokio::sync::watch as channel;
+use tokio::time::Instant;
 
 use super::canary::{FIELD_MANAGER, canary_pod, check};
 use super::classify::classify;
@@ -165,5 +166,190 @@ fn log_change(target: &ProbeTarget, change: &Change, took: Duration) {
             after,
         } => tracing::info!(%namespace, expect, previous = %class, failures,
             failing_for = ?after, duration_ms, "probe ok again"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use bytes::Bytes;
+    use http::{Request, Response};
+    use http_body_util::Full;
+    use kube::client::Body;
+    use prometheus_client::registry::Registry;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::probe::Expect;
+    use crate::probe::state::Health;
+
+    /// What the fake API server answers (HTTP status, JSON body), and the URIs it was asked.
+    #[derive(Clone)]
+    struct FakeApi {
+        answer: Arc<Mutex<(u16, Value)>>,
+        asked: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl FakeApi {
+        fn new(status: u16, body: Value) -> Self {
+            FakeApi {
+                answer: Arc::new(Mutex::new((status, body))),
+                asked: Arc::default(),
+            }
+        }
+        fn answer(&self, status: u16, body: Value) {
+            *self.answer.lock().unwrap() = (status, body);
+        }
+        fn asked(&self) -> Vec<String> {
+            self.asked.lock().unwrap().clone()
+        }
+        fn client(&self) -> Client {
+            let api = self.clone();
+            let service = tower::service_fn(move |request: Request<Body>| {
+                let api = api.clone();
+                async move {
+                    api.asked.lock().unwrap().push(request.uri().to_string());
+                    let (status, body) = api.answer.lock().unwrap().clone();
+                    Response::builder()
+                        .status(status)
+                        .header("content-type", "application/json")
+                        .body(Full::new(Bytes::from(body.to_string())))
+                }
+            });
+            Client::new(service, "default")
+        }
+    }
+
+    fn injected_pod() -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": "sidecar-injector-probe-x7k2q", "namespace": "probe",
+                            "annotations": {"sidecar.istio.io/status": "{}"}},
+               "spec": {"containers": [{"name": "canary"}, {"name": "istio-proxy"}]}})
+    }
+
+    fn api_error(message: &str) -> Value {
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": message, "reason": "InternalError", "code": 500})
+    }
+
+    fn metrics_text(metrics: &ProbeMetrics) -> String {
+        let mut registry = Registry::default();
+        metrics.register(&mut registry);
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+        out
+    }
+
+    /// Waits (in paused time) until `what` holds of the probe's status.
+    async fn until(shared: &Shared, what: impl Fn(&ProbeStatus) -> bool) -> ProbeStatus {
+        for _ in 0..1000 {
+            if let Some(status) = shared.snapshot().probe.filter(|s| what(s)) {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "the probe's status never got there: {:?}",
+            shared.snapshot().probe
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_the_leader_probes_and_losing_the_lease_stops_it_and_clears_its_report() {
+        let api = FakeApi::new(200, injected_pod());
+        let (leader, leading) = channel::channel(false);
+        let (shared, metrics) = (Shared::default(), ProbeMetrics::default());
+        let options = ProbeOptions {
+            targets: vec![ProbeTarget {
+                namespace: "probe".into(),
+                expect: Expect::Injected,
+            }],
+            interval: Duration::from_secs(30),
+            timeout: Duration::from_secs(15),
+        };
+        spawn(api.client(), options, leading, shared.clone(), metrics.clone());
+
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        assert!(api.asked().is_empty(), "a follower never asks");
+        let status = shared.snapshot().probe.unwrap();
+        assert!(!status.probing);
+        assert_eq!(status.targets[0].state, Health::Pending);
+
+        leader.send(true).unwrap();
+        let status = until(&shared, |s| s.probing && s.targets[0].state == Health::Ok).await;
+        assert_eq!(status.targets[0].probes, 1);
+        let asked = api.asked();
+        assert!(
+            asked[0].starts_with("/api/v1/namespaces/probe/pods?"),
+            "{asked:?}"
+        );
+        assert!(asked[0].contains("dryRun=All"), "{asked:?}");
+        assert!(
+            asked[0].contains("fieldManager=sidecar-injector-probe"),
+            "{asked:?}"
+        );
+        assert!(
+            metrics_text(&metrics)
+                .contains(r#"sidecar_injector_probe_success{namespace="probe",expect="injected"} 1"#)
+        );
+
+        api.answer(500, api_error(r#"Internal error occurred: failed calling webhook "w": failed to call webhook: Post "https://127.0.0.1:1/inject?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority"#));
+        let status = until(&shared, |s| s.targets[0].state == Health::Failing).await;
+        assert_eq!(status.targets[0].class, Some(FailureClass::X509));
+        assert_eq!(status.targets[0].probes, 2, "one probe per interval");
+        let text = metrics_text(&metrics);
+        assert!(
+            text.contains(r#"sidecar_injector_probe_success{namespace="probe",expect="injected"} 0"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"sidecar_injector_probe_failures_total{class="x509"} 1"#),
+            "{text}"
+        );
+
+        leader.send(false).unwrap();
+        let status = until(&shared, |s| !s.probing).await;
+        assert_eq!(
+            status.targets[0].state,
+            Health::Pending,
+            "a follower reports nothing"
+        );
+        assert!(!metrics_text(&metrics).contains("sidecar_injector_probe_success{"));
+        let asked = api.asked().len();
+        tokio::time::sleep(Duration::from_secs(120)).await;
+        assert_eq!(api.asked().len(), asked, "no probe after losing the Lease");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_probe_the_api_server_does_not_answer_in_time_is_a_timeout() {
+        let api = FakeApi::new(200, injected_pod());
+        let slow = tower::service_fn(|_request: Request<Body>| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Response::builder().status(200).body(Full::new(Bytes::new()))
+        });
+        let (leader, leading) = channel::channel(true);
+        let shared = Shared::default();
+        let options = ProbeOptions {
+            targets: vec![ProbeTarget {
+                namespace: "probe".into(),
+                expect: Expect::Injected,
+            }],
+            interval: Duration::from_secs(30),
+            timeout: Duration::from_secs(5),
+        };
+        spawn(
+            Client::new(slow, "default"),
+            options,
+            leading,
+            shared.clone(),
+            ProbeMetrics::default(),
+        );
+        let status = until(&shared, |s| s.targets[0].state == Health::Failing).await;
+        assert_eq!(status.targets[0].class, Some(FailureClass::Timeout));
+        let message = status.targets[0].message.clone().unwrap();
+        assert!(message.contains("within 5s (--probe-timeout)"), "{message}");
+        assert!(status.targets[0].last_duration_seconds.unwrap() >= 5.0);
+        drop((leader, api));
     }
 }
