@@ -14,6 +14,8 @@
 #   4. a webhook that accepts connections and never answers: class timeout; removed: green
 #   5. wrong results: the opted-out namespace relabelled for injection (injected where it should
 #      not be), the probe namespace unlabelled (not injected where it should be); fixed: green
+#  5b. Pod Security restricted on both namespaces: the opted-out probe stays green (the canary
+#      itself passes), the injected one fails as other with PodSecurity's message
 #   6. a template edit that fails for the probe namespace's pods: class denied, with the
 #      injector's message; restored: green
 #   7. leader only: a second replica does not probe; the leader is SIGKILLed, the second takes
@@ -313,6 +315,19 @@ check "its message says no sidecar" msg_has "$ON" "without a sidecar"
 check "label $ON istio-injection=enabled again" K label namespace "$ON" istio-injection=enabled
 run "green again" poll "$WAIT" green a
 check "sidecar_injector_probe_failures_total{class=\"wrong-result\"} >= 2" bash -c "[ $(failures a wrong-result) -ge 2 ]"
+scenario_end
+
+# ---------------------------------------------------------------------------- 5b
+scenario "5b: Pod Security restricted: the canary passes it, the injected pod does not (class other)"
+check "label $OFF pod-security.kubernetes.io/enforce=restricted" K label namespace "$OFF" pod-security.kubernetes.io/enforce=restricted
+check "label $ON pod-security.kubernetes.io/enforce=restricted" K label namespace "$ON" pod-security.kubernetes.io/enforce=restricted
+T=$(time_to red a "$ON" injected other) && ok "the probe of $ON is red with class other: the injected pod (istio-init: NET_ADMIN, root) violates restricted ($T s)" || bad "restricted: other"
+log "    /readyz message: $(target a "$ON" message)"
+check "its message is PodSecurity's" msg_has "$ON" 'violates PodSecurity "restricted:latest"'
+sleep "$INTERVAL"
+check "the opted-out probe stays green: the canary itself passes restricted" bash -c "[ \"$(success a "$OFF" not-injected)\" = 1 ] && [ \"$(target a "$OFF" state)\" = ok ]"
+check "remove the Pod Security labels" bash -c "'$DIR/kubectl' label namespace $ON pod-security.kubernetes.io/enforce- && '$DIR/kubectl' label namespace $OFF pod-security.kubernetes.io/enforce-"
+run "green again" poll "$WAIT" green a
 scenario_end
 
 # ---------------------------------------------------------------------------- 6

@@ -172,7 +172,8 @@ mod tests {
         is(
             FailureClass::Other,
             &[
-                r#"pods "sidecar-injector-probe-x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "istio-init" must set securityContext.allowPrivilegeEscalation=false)"#,
+                // The injected pod in a namespace enforcing restricted (seen in tests/e2e/probe.sh).
+                r#"pods "sidecar-injector-probe-ldmsj" is forbidden: violates PodSecurity "restricted:latest": unrestricted capabilities (container "istio-init" must not include "NET_ADMIN", "NET_RAW" in securityContext.capabilities.add), runAsNonRoot != true (container "istio-init" must not set securityContext.runAsNonRoot=false), runAsUser=0 (container "istio-init" must not set runAsUser=0)"#,
                 r#"pods is forbidden: User "system:serviceaccount:istio-system:sidecar-injector" cannot create resource "pods" in API group "" in the namespace "probe""#,
                 r#"admission webhook "sidecar-injector.istio.io" does not support dry run"#,
                 "",
