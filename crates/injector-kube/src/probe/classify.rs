@@ -96,6 +96,26 @@ pub fn classify(message: &str) -> FailureClass {
     }
 }
 
+/// The API server's `message`, with how to fix it when the fault is the probe's own set-up
+/// rather than the admission path (its permission, its namespace).
+pub fn with_hint(message: &str) -> String {
+    let hint = if message.contains("cannot create resource \"pods\"") {
+        Some(
+            "the probe needs pods create in this namespace: apply the optional probe part of deploy/rbac-cluster-mode.yaml (a Role and RoleBinding there)",
+        )
+    } else if message.starts_with("namespaces \"") && message.ends_with("\" not found") {
+        Some(
+            "create the probe namespace, labelled like the workloads it stands for (deploy/rbac-cluster-mode.yaml has both)",
+        )
+    } else {
+        None
+    };
+    match hint {
+        Some(hint) => format!("{message} ({hint})"),
+        None => message.to_owned(),
+    }
+}
+
 /// `service "istiod" not found`: a webhook whose `clientConfig.service` names no Service.
 fn is_missing_service(text: &str) -> bool {
     text.find("service \"")
@@ -178,6 +198,21 @@ mod tests {
                 r#"admission webhook "sidecar-injector.istio.io" does not support dry run"#,
                 "",
             ],
+        );
+    }
+
+    #[test]
+    fn the_probes_own_set_up_errors_say_how_to_fix_them() {
+        let forbidden = r#"pods is forbidden: User "system:serviceaccount:istio-system:sidecar-injector" cannot create resource "pods" in API group "" in the namespace "probe""#;
+        assert!(with_hint(forbidden).starts_with(forbidden));
+        assert!(with_hint(forbidden).contains("optional probe part of deploy/rbac-cluster-mode.yaml"));
+        let missing = r#"namespaces "probe" not found"#;
+        assert!(with_hint(missing).contains("create the probe namespace"));
+        let x509 = "x509: certificate signed by unknown authority";
+        assert_eq!(
+            with_hint(x509),
+            x509,
+            "the admission path's errors are the API server's words"
         );
     }
 

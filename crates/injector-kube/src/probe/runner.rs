@@ -13,7 +13,7 @@ use tokio::sync::watch as channel;
 use tokio::time::Instant;
 
 use super::canary::{FIELD_MANAGER, canary_pod, check};
-use super::classify::classify;
+use super::classify::{classify, with_hint};
 use super::metrics::ProbeMetrics;
 use super::state::{Change, Failure, Outcome, ProbeStatus, TargetStatus};
 use super::{FailureClass, ProbeOptions, ProbeTarget};
@@ -135,7 +135,7 @@ async fn probe_once(
         }
         Ok(Err(kube::Error::Api(status))) => Err(Failure {
             class: classify(&status.message),
-            message: status.message.clone(),
+            message: with_hint(&status.message),
         }),
         Ok(Err(e)) => Err(Failure {
             class: FailureClass::Other,
