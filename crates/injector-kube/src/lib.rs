@@ -12,6 +12,8 @@
 //! * [`nodes`] (pure): native sidecars `auto` from the kubelet versions;
 //! * [`certificates`]: the CA Secret, each replica's serving certificate, rotation and
 //!   caBundle patches (leader only);
+//! * [`probe`]: the synthetic admission probe (a dry-run canary pod through the API server,
+//!   leader only), its classification of failures, metrics and `/readyz` detail;
 //! * [`runtime`]: the watches, the Lease, and the wiring of all of the above;
 //! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`).
 //!
@@ -23,6 +25,7 @@ pub mod client;
 pub mod configmaps;
 pub mod events;
 pub mod nodes;
+pub mod probe;
 pub mod runtime;
 pub mod status;
 mod watch;
@@ -30,5 +33,6 @@ pub mod webhooks;
 
 pub use certificates::CertificateMode;
 pub use configmaps::ConfigMapNames;
+pub use probe::{Expect, ProbeOptions, ProbeTarget};
 pub use runtime::{Cluster, ClusterOptions, NativeSidecars};
 pub use webhooks::WebhookSelection;

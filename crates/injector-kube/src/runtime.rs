@@ -19,6 +19,8 @@ use crate::certificates::{CertificateMode, Observed, Reconciler};
 use crate::configmaps::{ConfigMapNames, config_files};
 use crate::events::EventSink;
 use crate::nodes::NodeVersions;
+use crate::probe::ProbeOptions;
+use crate::probe::metrics::ProbeMetrics;
 use crate::status::Shared;
 use crate::watch;
 use crate::webhooks::{FIELD_MANAGER, WebhookSelection};
@@ -61,6 +63,8 @@ pub struct ClusterOptions {
     pub resync: Duration,
     /// Write Events on the workloads of admitted pods.
     pub events: bool,
+    /// The synthetic admission probe (`None`: off).
+    pub probe: Option<ProbeOptions>,
 }
 
 impl ClusterOptions {
@@ -87,6 +91,7 @@ impl ClusterOptions {
 pub struct Cluster {
     shared: Shared,
     events: Option<EventSink>,
+    probe: Option<ProbeMetrics>,
 }
 
 impl Cluster {
@@ -118,6 +123,17 @@ impl Cluster {
         }
         watch_config(client.clone(), options.config.clone(), config);
         let leader = elect(client.clone(), &options, shared.clone());
+        let probe = options.probe.clone().map(|probe_options| {
+            let metrics = ProbeMetrics::default();
+            crate::probe::runner::spawn(
+                client.clone(),
+                probe_options,
+                leader.clone(),
+                shared.clone(),
+                metrics.clone(),
+            );
+            metrics
+        });
         let secret = watch_secret(client.clone(), &options);
         let webhooks = watch_webhooks(client.clone(), options.webhooks.clone());
         let reconciler = Reconciler::new(
@@ -135,7 +151,11 @@ impl Cluster {
             leader,
             options.resync,
         ));
-        Cluster { shared, events }
+        Cluster {
+            shared,
+            events,
+            probe,
+        }
     }
 
     /// Where the admission handler hands its outcomes for Events (`None`: Events are off).
@@ -148,6 +168,7 @@ impl Cluster {
         let status = self.shared.clone();
         let metrics = self.shared.metrics.clone();
         let events = self.events.clone();
+        let probe = self.probe.clone();
         Extension::default()
             .with_status("cluster", move || {
                 serde_json::to_value(status.snapshot()).unwrap_or_default()
@@ -156,6 +177,9 @@ impl Cluster {
                 metrics.register(registry);
                 if let Some(events) = &events {
                     events.register(registry);
+                }
+                if let Some(probe) = &probe {
+                    probe.register(registry);
                 }
             })
     }

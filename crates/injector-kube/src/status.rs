@@ -43,6 +43,9 @@ pub struct ClusterStatus {
     pub last_patch_error: Option<String>,
     /// Native sidecars as `auto` decided from the nodes (`None`: not automatic).
     pub native_sidecars_auto: Option<bool>,
+    /// The synthetic admission probe (`None`: off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::probe::state::ProbeStatus>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -133,5 +136,35 @@ impl Shared {
     /// Sets the serving CA's expiry.
     pub fn ca_expiry(&self, not_after: i64) {
         self.metrics.ca_expiry.set(not_after);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::state::{ProbeStatus, TargetStatus};
+    use crate::probe::{Expect, ProbeTarget};
+
+    #[test]
+    fn readyz_shows_the_probe_only_when_it_is_on() {
+        let shared = Shared::default();
+        let json = serde_json::to_value(shared.snapshot()).unwrap();
+        assert!(json.get("probe").is_none(), "{json}");
+        shared.update(|s| {
+            s.probe = Some(ProbeStatus {
+                probing: false,
+                interval_seconds: 30.0,
+                timeout_seconds: 15.0,
+                targets: vec![TargetStatus::new(&ProbeTarget {
+                    namespace: "probe".into(),
+                    expect: Expect::Injected,
+                })],
+            });
+        });
+        let json = serde_json::to_value(shared.snapshot()).unwrap();
+        assert_eq!(json["probe"]["probing"], false);
+        assert_eq!(json["probe"]["intervalSeconds"], 30.0);
+        assert_eq!(json["probe"]["targets"][0]["namespace"], "probe");
+        assert_eq!(json["probe"]["targets"][0]["state"], "pending");
     }
 }

@@ -45,12 +45,18 @@ pub fn rfc3339(unix_seconds: i64) -> String {
         .unwrap_or_else(|| unix_seconds.to_string())
 }
 
-/// Installs the global subscriber: `RUST_LOG` filter (default `info`), to stderr, coloured only
-/// when [`use_ansi`] says so.
+/// The filter without `RUST_LOG`: `info`, except kube-rs's HTTP trace layer, which logs a bare
+/// `failed with status 500 Internal Server Error` (no URL, no object) at ERROR for every
+/// non-2xx answer. Every caller reports that error itself, with what it was doing; the probe
+/// would otherwise print one such line every interval while failing.
+pub const DEFAULT_FILTER: &str = "info,kube_client::client::builder=off";
+
+/// Installs the global subscriber: `RUST_LOG` filter (default [`DEFAULT_FILTER`]), to stderr,
+/// coloured only when [`use_ansi`] says so.
 ///
 /// Returns an error (instead of panicking) if a subscriber is already installed.
 pub fn init_logging(format: LogFormat) -> Result<(), String> {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let ansi = use_ansi(
         std::io::stderr().is_terminal(),
         std::env::var_os("NO_COLOR").as_deref(),
@@ -91,6 +97,43 @@ mod tests {
         );
         assert!(!use_ansi(true, Some(OsStr::new("1"))));
         assert!(!use_ansi(false, None), "redirected: no escape codes");
+    }
+
+    #[test]
+    fn the_default_filter_mutes_kube_rs_bare_http_errors_only() {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0
+                    .lock()
+                    .map_err(|_| std::io::ErrorKind::Other)?
+                    .extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(EnvFilter::new(DEFAULT_FILTER))
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!(target: "kube_client::client::builder", "failed with status 500 Internal Server Error");
+            tracing::error!(target: "kube_client::client", "another kube-rs error");
+            tracing::info!(target: "injector_kube::probe::runner", "probe failing");
+            tracing::debug!(target: "injector_kube::probe::runner", "too verbose");
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert!(!text.contains("failed with status"), "{text}");
+        assert!(text.contains("another kube-rs error"), "{text}");
+        assert!(text.contains("probe failing"), "{text}");
+        assert!(!text.contains("too verbose"), "{text}");
     }
 
     #[test]

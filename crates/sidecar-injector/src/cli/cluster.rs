@@ -8,7 +8,10 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use injector_kube::ca_set::RotationPolicy;
-use injector_kube::{CertificateMode, ClusterOptions, ConfigMapNames, NativeSidecars, WebhookSelection};
+use injector_kube::{
+    CertificateMode, ClusterOptions, ConfigMapNames, Expect, NativeSidecars, ProbeOptions, ProbeTarget,
+    WebhookSelection,
+};
 
 use super::serve::parse_duration;
 
@@ -95,6 +98,22 @@ pub struct ClusterArgs {
     /// not expect, denied), aggregated per workload and reason.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
     pub events: bool,
+    /// Turn on the synthetic admission probe: every --probe-interval the leader dry-run creates a
+    /// canary pod in NS through the API server and checks that it comes back injected
+    /// (repeatable). Needs `pods` `create` in NS (deploy/rbac-cluster-mode.yaml, optional part).
+    #[arg(long = "probe-namespace", value_name = "NS")]
+    pub probe_namespaces: Vec<String>,
+    /// Also probe NS, a namespace opted out of injection: the canary must come back without a
+    /// sidecar (repeatable; needs --probe-namespace).
+    #[arg(long = "probe-opted-out-namespace", value_name = "NS")]
+    pub probe_opted_out_namespaces: Vec<String>,
+    /// Time between two probes.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub probe_interval: Duration,
+    /// How long one probe may take before it fails as `timeout` (at most --probe-interval; keep
+    /// it above the webhook's timeoutSeconds to see the API server's own message).
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub probe_timeout: Duration,
 }
 
 /// `--certificates`.
@@ -206,6 +225,152 @@ impl ClusterArgs {
             native_sidecars: native.map_or(NativeSidecars::Auto, NativeSidecars::Fixed),
             resync: self.resync.max(Duration::from_millis(200)),
             events: self.events,
+            probe: self.probe_options()?,
         })
+    }
+
+    /// The probe's options (`None` without `--probe-namespace`).
+    fn probe_options(&self) -> Result<Option<ProbeOptions>> {
+        if self.probe_namespaces.is_empty() {
+            if !self.probe_opted_out_namespaces.is_empty() {
+                bail!(
+                    "--probe-opted-out-namespace needs --probe-namespace (the namespace whose pods must be injected)"
+                );
+            }
+            return Ok(None);
+        }
+        if self.probe_interval < Duration::from_secs(1) {
+            bail!("--probe-interval must be at least 1s");
+        }
+        if self.probe_timeout.is_zero() || self.probe_timeout > self.probe_interval {
+            bail!(
+                "--probe-timeout ({:?}) must be more than 0 and at most --probe-interval ({:?})",
+                self.probe_timeout,
+                self.probe_interval
+            );
+        }
+        let mut targets: Vec<ProbeTarget> = Vec::new();
+        let flags = [
+            (&self.probe_namespaces, Expect::Injected),
+            (&self.probe_opted_out_namespaces, Expect::NotInjected),
+        ];
+        for (namespaces, expect) in flags {
+            for namespace in namespaces {
+                let namespace = namespace.trim();
+                if !is_dns_label(namespace) {
+                    bail!(
+                        "--probe-namespace/--probe-opted-out-namespace {namespace:?}: not a namespace name (lowercase letters, digits and '-', at most 63)"
+                    );
+                }
+                if let Some(other) = targets.iter().find(|t| t.namespace == namespace) {
+                    bail!(
+                        "namespace {namespace:?} is given twice to the probe (expect {} and {})",
+                        other.expect.as_str(),
+                        expect.as_str()
+                    );
+                }
+                targets.push(ProbeTarget {
+                    namespace: namespace.to_owned(),
+                    expect,
+                });
+            }
+        }
+        Ok(Some(ProbeOptions {
+            targets,
+            interval: self.probe_interval,
+            timeout: self.probe_timeout,
+        }))
+    }
+}
+
+/// A namespace name: an RFC 1123 label.
+fn is_dns_label(name: &str) -> bool {
+    (1..=63).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        cluster: ClusterArgs,
+    }
+
+    fn probe(args: &[&str]) -> Result<Option<ProbeOptions>> {
+        let cli = Cli::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))?;
+        Ok(cli.cluster.options("default", &[], None)?.probe)
+    }
+
+    #[test]
+    fn the_probe_is_off_unless_a_namespace_is_given() {
+        assert_eq!(probe(&["--cluster"]).unwrap(), None);
+    }
+
+    #[test]
+    fn probe_namespaces_become_targets_with_their_expectation() {
+        let options = probe(&[
+            "--probe-namespace",
+            "probe-on",
+            "--probe-opted-out-namespace",
+            "probe-off",
+            "--probe-interval",
+            "10s",
+            "--probe-timeout",
+            "5s",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            options.targets,
+            [
+                ProbeTarget {
+                    namespace: "probe-on".into(),
+                    expect: Expect::Injected
+                },
+                ProbeTarget {
+                    namespace: "probe-off".into(),
+                    expect: Expect::NotInjected
+                },
+            ]
+        );
+        assert_eq!(options.interval, Duration::from_secs(10));
+        assert_eq!(options.timeout, Duration::from_secs(5));
+        let defaults = probe(&["--probe-namespace", "p"]).unwrap().unwrap();
+        assert_eq!(
+            (defaults.interval, defaults.timeout),
+            (Duration::from_secs(30), Duration::from_secs(15))
+        );
+    }
+
+    #[test]
+    fn bad_probe_flags_are_refused_with_the_flag_named() {
+        let error = |args: &[&str]| probe(args).unwrap_err().to_string();
+        assert!(error(&["--probe-opted-out-namespace", "off"]).contains("needs --probe-namespace"));
+        assert!(error(&["--probe-namespace", "Probe_NS"]).contains("\"Probe_NS\": not a namespace name"));
+        assert!(
+            error(&["--probe-namespace", "p", "--probe-opted-out-namespace", "p"])
+                .contains("namespace \"p\" is given twice")
+        );
+        assert!(
+            error(&[
+                "--probe-namespace",
+                "p",
+                "--probe-interval",
+                "5s",
+                "--probe-timeout",
+                "10s"
+            ])
+            .contains("--probe-timeout (10s) must be more than 0 and at most --probe-interval (5s)")
+        );
+        assert!(error(&["--probe-namespace", "p", "--probe-interval", "500ms"]).contains("at least 1s"));
+        assert!(error(&["--probe-namespace", "p", "--probe-interval", "soon"]).contains("invalid duration"));
     }
 }

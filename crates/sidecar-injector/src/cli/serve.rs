@@ -220,6 +220,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 "--injector-config, --values and --mesh are for file mode; with --cluster the configuration comes from its ConfigMaps (--injector-configmap, --mesh-configmap)"
             );
         }
+    } else if !args.cluster.probe_namespaces.is_empty() || !args.cluster.probe_opted_out_namespaces.is_empty()
+    {
+        anyhow::bail!(
+            "--probe-namespace and --probe-opted-out-namespace need --cluster (the probe dry-run creates pods through the Kubernetes API)"
+        );
     }
     let native = Arc::new(AtomicBool::new(native_flag.unwrap_or(true)));
     let loader = config_loader(&args.revision, native.clone());

@@ -90,3 +90,17 @@ fn serves_admission_reviews_over_verified_tls() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn the_probe_needs_cluster_mode() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sidecar-injector"))
+        .args(["serve", "--probe-namespace", "probe"])
+        .output()
+        .expect("sidecar-injector runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--probe-namespace and --probe-opted-out-namespace need --cluster"),
+        "{stderr}"
+    );
+}
