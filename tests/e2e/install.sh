@@ -125,12 +125,14 @@ chart = yaml.safe_load(open(sys.argv[2]))
 got = (chart["version"], chart["appVersion"])
 assert got == (want, want), f"Chart.yaml version/appVersion {got}, workspace version {want}"
 PY
-"$HELM" template "$REL" "$CHART" --namespace istio-system > "$DIR/rbac-render.yaml"
+"$HELM" template "$REL" "$CHART" --namespace istio-system --set probe.enabled=true > "$DIR/rbac-render.yaml"
 check "the chart's ClusterRole and Role rules are exactly deploy/rbac-cluster-mode.yaml's" python3 - "$DIR/rbac-render.yaml" "$ROOT/deploy/rbac-cluster-mode.yaml" <<'PY'
-import sys, yaml
+import json, sys, yaml
+# The file's optional probe part included: the chart renders it with probe.enabled.
 def rules(path):
     docs = [d for d in yaml.safe_load_all(open(path)) if d]
-    return {k: [d["rules"] for d in docs if d["kind"] == k] for k in ("ClusterRole", "Role")}
+    return {k: sorted((d["metadata"].get("namespace", ""), json.dumps(d["rules"], sort_keys=True))
+                      for d in docs if d["kind"] == k) for k in ("ClusterRole", "Role")}
 chart, doc = rules(sys.argv[1]), rules(sys.argv[2])
 for kind in ("ClusterRole", "Role"):
     assert chart[kind] == doc[kind], f"{kind} rules differ:\n chart: {chart[kind]}\n  file: {doc[kind]}"
@@ -283,7 +285,8 @@ scenario "4: helm install, then the chart's own pod spec run with the chart's Se
 alloc_port PORT; alloc_port MPORT
 INSTALL_ARGS=(--namespace "$NS" --set "webhook.url=https://127.0.0.1:$PORT/inject" --set "certificates.dnsNames={127.0.0.1}"
   --set listenAddress=127.0.0.1 --set "ports.webhook=$PORT" --set "ports.monitoring=$MPORT"
-  --set injectorConfig.values.global.tag=e2e-1)
+  --set injectorConfig.values.global.tag=e2e-1
+  --set probe.enabled=true --set probe.interval=2s --set probe.timeout=2s)
 t=$(date +%s%N)
 check "helm install $REL (webhook.url=https://127.0.0.1:$PORT/inject)" H install "$REL" "$CHART" "${INSTALL_ARGS[@]}"
 log "helm install took $(secs_since "$t") s"
@@ -442,6 +445,16 @@ T_BUNDLE=$(secs_since "$T_START")
 check "the CA Secret it created is the chart's caSecret ($NS/$REL-ca)" K -n "$NS" get secret "$REL-ca"
 check "it holds the chart's Lease ($REL-leader) as $POD_NAME_GIVEN (POD_NAME)" poll "$WAIT" bash -c \
   "[ \"\$('$DIR/kubectl' -n $NS get lease $REL-leader -o jsonpath='{.spec.holderIdentity}')\" = '$POD_NAME_GIVEN' ]"
+# The chart's probe (probe.enabled): its namespaces and Roles from the chart, the canary through
+# the API server and this injector, injected in one namespace and not in the other.
+probe_green() {
+  curl -fsS --max-time 2 "${PROBES[0]}" | python3 -c '
+import json, sys
+probe = json.load(sys.stdin)["cluster"]["probe"]
+states = {t["namespace"]: t["state"] for t in probe["targets"]}
+sys.exit(not (probe["probing"] and states == {"sidecar-injector-probe": "ok", "sidecar-injector-probe-opted-out": "ok"}))'
+}
+run "the chart's synthetic probe is green in both of its namespaces, with only the chart's probe Roles (/readyz cluster.probe)" poll "$WAIT" probe_green
 DURATIONS+=("injector start -> ready $T_READY s, -> caBundle patched $T_BUNDLE s")
 scenario_end
 
