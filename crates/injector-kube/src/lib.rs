@@ -13,7 +13,8 @@
 //! * [`certificates`]: the CA Secret, each replica's serving certificate, rotation and
 //!   caBundle patches (leader only);
 //! * [`runtime`]: the watches, the Lease, and the wiring of all of the above;
-//! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`).
+//! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`);
+//! * [`fleet`]: the reads of `preview` and `outdated`, and `outdated --restart`'s patch.
 //!
 //! The engine and the decision logic never depend on this crate.
 
@@ -22,6 +23,7 @@ pub mod certificates;
 pub mod client;
 pub mod configmaps;
 pub mod events;
+pub mod fleet;
 pub mod nodes;
 pub mod runtime;
 pub mod status;
