@@ -5,9 +5,10 @@
 //! the engine stripping the old injection — is injected again with the current configuration,
 //! and what the pod carries is compared with it: the injected containers and init containers
 //! (named by either status annotation), the injected volumes and the status annotation
-//! (templates' names, revision). The API server's defaults are applied to the fresh rendering
-//! first, so an untouched pod compares equal. Pods are grouped by the owner a restart acts on
-//! (a ReplicaSet's Deployment, a Job's CronJob), with the command that restarts it.
+//! (templates' names, revision). The API server's defaults are applied to both sides first, so
+//! an untouched pod compares equal, stored by the API server or injected offline. Pods are
+//! grouped by the owner a restart acts on (a ReplicaSet's Deployment, a Job's CronJob), with
+//! the command that restarts it.
 
 use std::collections::BTreeMap;
 
@@ -209,8 +210,9 @@ pub fn compare(pod: &Value, expected: &Value) -> PodDiff {
             names.add(&status);
         }
     }
-    let actual = injected_part(pod, &names, false);
-    let fresh = injected_part(expected, &names, true);
+    // Defaults on both sides: a stored pod has them, a manifest injected offline does not.
+    let actual = injected_part(pod, &names);
+    let fresh = injected_part(expected, &names);
     diff_pods(&actual, &fresh)
 }
 
@@ -237,9 +239,9 @@ impl InjectedNames {
     }
 }
 
-/// The injected containers, volumes and status annotation of a pod; with `defaults`, as the
-/// API server would store them.
-fn injected_part(pod: &Value, names: &InjectedNames, defaults: bool) -> Value {
+/// The injected containers, volumes and status annotation of a pod, as the API server would
+/// store them.
+fn injected_part(pod: &Value, names: &InjectedNames) -> Value {
     let pick = |list: &str, wanted: &[String], apply: fn(&mut Value)| -> Value {
         let items = pod
             .pointer(&format!("/spec/{list}"))
@@ -253,9 +255,7 @@ fn injected_part(pod: &Value, names: &InjectedNames, defaults: bool) -> Value {
                     })
                     .cloned()
                     .map(|mut item| {
-                        if defaults {
-                            apply(&mut item);
-                        }
+                        apply(&mut item);
                         item
                     })
                     .collect::<Vec<_>>()

@@ -162,3 +162,20 @@ fn pods_without_the_status_annotation_are_not_looked_at() {
     let report = run(&snapshot(vec![plain]), &injector(json!({"tag": "1"})));
     assert_eq!((report.pods, report.injected), (1, 0));
 }
+
+#[test]
+fn a_pod_injected_offline_compares_equal_without_the_api_servers_defaults() {
+    let v1 = injector(json!({"tag": "1"}));
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "solo", "namespace": "shop"},
+        "spec": {"containers": [{"name": "app", "image": "app:1"}]}});
+    let Ok(Outcome::Injected { pod: injected, .. }) = v1.inject(&Request {
+        pod: Some(&pod),
+        namespace: Some("shop"),
+        ..Request::default()
+    }) else {
+        panic!("injects");
+    };
+    let report = run(&snapshot(vec![injected]), &v1);
+    assert_eq!(report.up_to_date, 1, "{report:#?}");
+}
