@@ -1,7 +1,8 @@
 //! The fields the API server fills in when it stores a pod, applied to a freshly rendered one,
 //! so that a running pod and what the configuration would inject today compare equal when
 //! nothing changed. Only defaults that land on what the injector adds (its containers and
-//! volumes) are applied; anything empty (`{}`, `[]`, `""`, `null`) is pruned from both sides.
+//! volumes) are applied, and the token mount the ServiceAccount admission plugin adds is
+//! removed; anything empty (`{}`, `[]`, `""`, `null`) is pruned from both sides.
 
 use serde_json::{Map, Value, json};
 
@@ -13,6 +14,10 @@ pub fn default_container(container: &mut Value) {
     let Some(map) = container.as_object_mut() else {
         return;
     };
+    // The ServiceAccount admission plugin mounts the pod's API token into every container.
+    if let Some(Value::Array(mounts)) = map.get_mut("volumeMounts") {
+        mounts.retain(|mount| !is_service_account_token_mount(mount));
+    }
     set_default(map, "terminationMessagePath", json!("/dev/termination-log"));
     set_default(map, "terminationMessagePolicy", json!("File"));
     let image = map.get("image").and_then(Value::as_str).unwrap_or("");
@@ -56,6 +61,14 @@ pub fn default_container(container: &mut Value) {
             }
         }
     }
+}
+
+/// The mount the ServiceAccount admission plugin adds (`kube-api-access-*` at
+/// `/var/run/secrets/kubernetes.io/serviceaccount`).
+fn is_service_account_token_mount(mount: &Value) -> bool {
+    let text = |key: &str| mount.get(key).and_then(Value::as_str).unwrap_or("");
+    text("name").starts_with("kube-api-access-")
+        && text("mountPath") == "/var/run/secrets/kubernetes.io/serviceaccount"
 }
 
 /// Applies the API server's volume defaults (`defaultMode: 420`, downward API field
@@ -137,7 +150,9 @@ mod tests {
             "ports": [{"containerPort": 15090, "name": "http-envoy-prom"}],
             "readinessProbe": {"httpGet": {"path": "/healthz/ready", "port": 15021}, "periodSeconds": 15, "timeoutSeconds": 0},
             "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-            "resources": {"limits": {"cpu": "2"}, "requests": {"memory": "128Mi"}}, "terminationMessagePath": ""});
+            "resources": {"limits": {"cpu": "2"}, "requests": {"memory": "128Mi"}}, "terminationMessagePath": "",
+            "volumeMounts": [{"name": "istio-envoy", "mountPath": "/etc/istio/proxy"},
+                             {"name": "kube-api-access-x5dn4", "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]});
         default_container(&mut proxy);
         assert_eq!(proxy["imagePullPolicy"], "IfNotPresent");
         assert_eq!(proxy["terminationMessagePath"], "/dev/termination-log");
