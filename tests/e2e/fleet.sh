@@ -84,11 +84,18 @@ PY
 values e2e-1 > "$DIR/values.json"
 values e2e-2 > "$DIR/values-e2e-2.json"
 # the embedded sidecar template, failing for pods labelled class=batch
+# (the block scalar under `  sidecar: |`, read without a YAML library: a fresh machine may lack one)
 python3 - "$DEFAULTS/injector-config.yaml" > "$DIR/breaking.tmpl" <<'PY'
-import sys, yaml
-t = yaml.safe_load(open(sys.argv[1]))["templates"]["sidecar"]
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+start = lines.index("  sidecar: |") + 1
+body = []
+for line in lines[start:]:
+    if line and not line.startswith("    "):
+        break
+    body.append(line[4:])
 print('{{- if eq (index .ObjectMeta.Labels "class") "batch" }}{{ fail "batch pods are not supported" }}{{ end }}')
-print(t, end="")
+print("\n".join(body).rstrip("\n"))
 PY
 
 alloc_port ADDR; alloc_port MON
