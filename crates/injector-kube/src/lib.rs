@@ -15,7 +15,8 @@
 //! * [`probe`]: the synthetic admission probe (a dry-run canary pod through the API server,
 //!   leader only), its classification of failures, metrics and `/readyz` detail;
 //! * [`runtime`]: the watches, the Lease, and the wiring of all of the above;
-//! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`).
+//! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`);
+//! * [`fleet`]: the reads of `preview` and `outdated`, and `outdated --restart`'s patch.
 //!
 //! The engine and the decision logic never depend on this crate.
 
@@ -24,6 +25,7 @@ pub mod certificates;
 pub mod client;
 pub mod configmaps;
 pub mod events;
+pub mod fleet;
 pub mod nodes;
 pub mod probe;
 pub mod runtime;

@@ -7,10 +7,15 @@ mod cluster;
 mod completion;
 mod explain;
 mod explain_table;
+mod fleet_input;
+mod fleet_table;
 mod inject;
 mod input;
 mod man;
+mod outdated;
 mod output;
+mod preview;
+mod restart;
 mod serve;
 mod settings;
 mod show_patch;
@@ -43,6 +48,12 @@ pub enum Command {
     Inject(inject::InjectArgs),
     /// Work with Go text/template files (render one with Istio's injection functions and sprig).
     Template(template::TemplateArgs),
+    /// Preview a configuration change on every workload (current against proposed): decisions,
+    /// render errors, the diff of the injected pods, grouped.
+    Preview(Box<preview::PreviewArgs>),
+    /// List pods whose sidecar is stale (differs from what the current configuration injects),
+    /// by owner, with the rollout commands; `--restart` restarts them, paced.
+    Outdated(Box<outdated::OutdatedArgs>),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completion(completion::CompletionArgs),
     /// Print the manual page (roff), or write every page to a directory.
@@ -57,6 +68,8 @@ pub fn run() -> ExitCode {
         Command::Inject(args) => inject::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => serve::run(*args).map(|()| ExitCode::SUCCESS),
         Command::Template(args) => template::run(args),
+        Command::Preview(args) => preview::run(&args),
+        Command::Outdated(args) => outdated::run(&args),
         Command::Completion(args) => completion::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Man(args) => man::run(&args).map(|()| ExitCode::SUCCESS),
     };

@@ -8,6 +8,7 @@
 mod abuse;
 mod completion;
 mod explain;
+mod fleet;
 mod inject;
 mod inject_config;
 mod inject_output;

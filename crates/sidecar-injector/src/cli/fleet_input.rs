@@ -1,0 +1,407 @@
+//! What `preview` and `outdated` share: where the objects come from (a snapshot or manifests
+//! given with `-f`, or the live cluster), the current configuration (files, the cluster's
+//! ConfigMaps, or the embedded default), and the webhooks that decide which pods the injector
+//! sees (given, the cluster's, or Istio's chart).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use injector_core::{explain::ConfigOrigin, gate::WebhookConfiguration};
+use injector_engine::pipeline::{Injector, Options};
+use injector_fleet::snapshot::Snapshot;
+use injector_kube::fleet as live;
+use serde_json::Value;
+
+use super::{input, settings};
+
+/// Where the cluster's objects come from.
+#[derive(Debug, Clone, Args)]
+pub struct SourceArgs {
+    /// A `kubectl get -A -o yaml` snapshot (a `List`) or manifests (multi-document YAML, `-` for
+    /// stdin), repeatable; Namespace objects in it give the namespaces' labels. Without it, the
+    /// cluster is read (--kubeconfig).
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Kubeconfig file for the live cluster (default: KUBECONFIG, ~/.kube/config, in-cluster).
+    #[arg(long, value_name = "FILE", env = "KUBECONFIG", hide_env_values = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// The injector's revision: the templates' `.Revision`, Istio's chart webhooks assumed
+    /// offline, and the names of the cluster's webhook configuration and ConfigMaps.
+    #[arg(long, default_value = "default", value_name = "REVISION")]
+    pub revision: String,
+    /// Offline: the MutatingWebhookConfiguration(s) the cluster has (`none`: assume the injector
+    /// is called for every pod); default: Istio's chart webhooks for --revision. Live: the names
+    /// of ours (repeatable); default: istio-sidecar-injector[-REV] and every one labelled
+    /// istio.io/rev=REV.
+    #[arg(long = "webhook", value_name = "FILE|NAME|none")]
+    pub webhooks: Vec<String>,
+    /// Live: namespace of the injector's ConfigMaps.
+    #[arg(long, default_value = "istio-system", value_name = "NS")]
+    pub config_namespace: String,
+    /// Live: the injector ConfigMap (default: istio-sidecar-injector[-REV]).
+    #[arg(long, value_name = "NAME")]
+    pub injector_configmap: Option<String>,
+    /// Live: the mesh ConfigMap (default: istio[-REV]; optional).
+    #[arg(long, value_name = "NAME")]
+    pub mesh_configmap: Option<String>,
+    /// Whether the proxy is injected as a native sidecar (as `serve --native-sidecars`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "true|false")]
+    pub native_sidecars: bool,
+}
+
+/// The current configuration, when not the cluster's (or the embedded default offline).
+#[derive(Debug, Clone, Args)]
+pub struct CurrentArgs {
+    /// The current injector ConfigMap or its `config` (default: the cluster's ConfigMap live, the
+    /// embedded configuration offline).
+    #[arg(long, value_name = "FILE")]
+    pub current_injector_config: Option<PathBuf>,
+    /// The current values (default: those of the current injector ConfigMap, else embedded).
+    #[arg(long, value_name = "FILE")]
+    pub current_values: Option<PathBuf>,
+    /// The current mesh config (default: the cluster's mesh ConfigMap live, else Istio's defaults).
+    #[arg(long, value_name = "FILE")]
+    pub current_mesh: Option<PathBuf>,
+}
+
+/// A configuration file's name (for messages) and text.
+#[derive(Debug, Clone)]
+pub struct NamedText {
+    /// The file, or `configmap/NS/NAME (data.KEY)`.
+    pub name: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// The three texts of a configuration (`None`: the embedded default).
+#[derive(Debug, Clone, Default)]
+pub struct ConfigTexts {
+    /// The injector configuration.
+    pub config: Option<NamedText>,
+    /// The values.
+    pub values: Option<NamedText>,
+    /// The mesh config.
+    pub mesh: Option<NamedText>,
+}
+
+impl ConfigTexts {
+    /// Where the injector configuration comes from, in words.
+    pub fn describe(&self) -> String {
+        self.config
+            .as_ref()
+            .map_or_else(|| "the embedded configuration".to_owned(), |c| c.name.clone())
+    }
+}
+
+/// Reads a file as a [`NamedText`].
+pub fn read_named(path: &Path) -> Result<NamedText> {
+    let source = input::read_source(path)?;
+    Ok(NamedText {
+        name: source.name,
+        text: source.text,
+    })
+}
+
+fn read_optional(path: Option<&PathBuf>) -> Result<Option<NamedText>> {
+    path.map(|p| read_named(p)).transpose()
+}
+
+/// A loaded configuration: the injector and where its configuration came from.
+pub struct LoadedSide {
+    /// The engine.
+    pub injector: Injector,
+    /// For the decision's wording.
+    pub origin: ConfigOrigin,
+    /// Where it came from, for the report.
+    pub description: String,
+    /// What the loader noticed.
+    pub warnings: Vec<String>,
+}
+
+/// Builds the injector from `texts`; errors name the file and field.
+pub fn load_side(
+    texts: &ConfigTexts,
+    source: &SourceArgs,
+    templates: &[(String, NamedText)],
+) -> Result<LoadedSide> {
+    fn pair(text: &Option<NamedText>) -> settings::Text<'_> {
+        text.as_ref().map(|t| (t.name.as_str(), t.text.as_str()))
+    }
+    let mut loaded = settings::from_texts(pair(&texts.config), pair(&texts.values), pair(&texts.mesh))
+        .map_err(|e| anyhow::anyhow!(e))?;
+    for (name, template) in templates {
+        loaded
+            .config
+            .templates
+            .insert(name.clone(), template.text.clone());
+    }
+    let options = Options {
+        revision: source.revision.clone(),
+        native_sidecars: source.native_sidecars,
+        ..Options::default()
+    };
+    let description = texts.describe();
+    let injector = Injector::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| {
+        let file = templates
+            .iter()
+            .find(|(name, _)| *name == e.name)
+            .map_or(description.clone(), |(_, t)| t.name.clone());
+        anyhow::anyhow!("{file}: {e}")
+    })?;
+    let origin = match &texts.config {
+        Some(text) if text.name.starts_with("configmap/") => ConfigOrigin::ConfigMap(text.name.clone()),
+        Some(_) => ConfigOrigin::File,
+        None => ConfigOrigin::IstioDefaults,
+    };
+    Ok(LoadedSide {
+        injector,
+        origin,
+        description,
+        warnings: loaded.warnings,
+    })
+}
+
+/// Whether a text is a ConfigMap carrying `data.values` (then it gives the values too).
+pub fn carries_values(text: &str) -> bool {
+    let Ok(documents) = injector_core::yaml::parse_documents(text) else {
+        return false;
+    };
+    documents.iter().any(|(_, document)| {
+        document.get("kind").and_then(Value::as_str) == Some("ConfigMap")
+            && document.pointer("/data/values").is_some_and(Value::is_string)
+    })
+}
+
+/// Everything read from the source.
+pub struct Cluster {
+    /// The objects, sorted.
+    pub snapshot: Snapshot,
+    /// The webhook configurations (`None`: see `assume_called`).
+    pub webhooks: Option<Vec<WebhookConfiguration>>,
+    /// `--webhook none`: the injector is assumed to be called for every pod.
+    pub assume_called: bool,
+    /// The current configuration's texts.
+    pub current: ConfigTexts,
+    /// Notes for the user (assumptions made).
+    pub notes: Vec<String>,
+    /// The live client, when live.
+    pub client: Option<kube::Client>,
+}
+
+/// Whether the objects come from the cluster.
+pub fn is_live(source: &SourceArgs) -> bool {
+    source.files.is_empty()
+}
+
+/// Reads the objects, the webhooks and the current configuration texts.
+pub fn read(
+    source: &SourceArgs,
+    current: &CurrentArgs,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Cluster> {
+    let given = ConfigTexts {
+        config: read_optional(current.current_injector_config.as_ref())?,
+        values: read_optional(current.current_values.as_ref())?,
+        mesh: read_optional(current.current_mesh.as_ref())?,
+    };
+    if is_live(source) {
+        return runtime.block_on(read_live(source, given));
+    }
+    let mut objects = Vec::new();
+    for path in &source.files {
+        let text = input::read_source(path)?;
+        objects.extend(input::objects(&text)?.into_iter().map(|o| (o.place, o.value)));
+    }
+    let snapshot = Snapshot::from_objects(objects).map_err(|e| anyhow::anyhow!(e))?;
+    let mut notes = Vec::new();
+    let (webhooks, assume_called) = match source.webhooks.as_slice() {
+        [] => {
+            notes.push(format!(
+                "webhooks: none given, assuming Istio's chart webhooks for revision {:?} (namespace label \
+                 istio-injection=enabled or istio.io/rev, pod label sidecar.istio.io/inject=true)",
+                source.revision
+            ));
+            (None, false)
+        }
+        [none] if none == "none" => (None, true),
+        files => {
+            let mut configurations = Vec::new();
+            for file in files {
+                let text = input::read_source(Path::new(file))?;
+                for object in input::objects(&text)? {
+                    configurations.push(
+                        WebhookConfiguration::from_object(&object.value)
+                            .map_err(|e| anyhow::anyhow!("{}: {e}", object.describe()))?,
+                    );
+                }
+            }
+            (Some(configurations), false)
+        }
+    };
+    let unlabelled: Vec<String> = {
+        let mut names: Vec<String> = snapshot
+            .workloads
+            .iter()
+            .map(injector_fleet::pod_of::namespace_of)
+            .filter(|ns| !snapshot.namespaces.contains_key(ns))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    if !unlabelled.is_empty() && !assume_called {
+        notes.push(format!(
+            "namespaces without a Namespace object in the input, taken as having no labels: {}",
+            unlabelled.join(", ")
+        ));
+    }
+    if given.config.is_none() && given.values.is_none() {
+        notes.push("current configuration: the embedded default (give --current-injector-config)".to_owned());
+    }
+    Ok(Cluster {
+        snapshot,
+        webhooks,
+        assume_called,
+        current: given,
+        notes,
+        client: None,
+    })
+}
+
+async fn read_live(source: &SourceArgs, mut current: ConfigTexts) -> Result<Cluster> {
+    let client = injector_kube::client::client(source.kubeconfig.as_deref(), source.context.as_deref())
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let mut objects = Vec::new();
+    for resource in std::iter::once(&live::NAMESPACES).chain(live::WORKLOADS.iter()) {
+        let listed = live::list(&client, resource)
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        objects.extend(
+            listed
+                .into_iter()
+                .map(|o| (format!("the cluster's {}", resource.plural), o)),
+        );
+    }
+    let snapshot = Snapshot::from_objects(objects).map_err(|e| anyhow::anyhow!(e))?;
+
+    let suffix = match source.revision.as_str() {
+        "" | "default" => String::new(),
+        revision => format!("-{revision}"),
+    };
+    let all = live::list(&client, &live::WEBHOOKS)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let ours: Vec<&Value> = all
+        .iter()
+        .filter(|mwc| {
+            let name = mwc
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if !source.webhooks.is_empty() {
+                return source.webhooks.iter().any(|w| w == name);
+            }
+            let rev = if source.revision.is_empty() {
+                "default"
+            } else {
+                &source.revision
+            };
+            name == format!("istio-sidecar-injector{suffix}")
+                || mwc
+                    .pointer("/metadata/labels/istio.io~1rev")
+                    .and_then(Value::as_str)
+                    == Some(rev)
+        })
+        .collect();
+    if ours.is_empty() {
+        let names: Vec<&str> = all
+            .iter()
+            .filter_map(|m| m.pointer("/metadata/name").and_then(Value::as_str))
+            .collect();
+        bail!(
+            "no MutatingWebhookConfiguration of revision {:?} in the cluster (istio-sidecar-injector{suffix}, or labelled \
+             istio.io/rev); the cluster has: [{}]; name yours with --webhook NAME",
+            source.revision,
+            names.join(", ")
+        );
+    }
+    let webhooks = ours
+        .iter()
+        .map(|object| {
+            WebhookConfiguration::from_object(object).map_err(|e| {
+                anyhow::anyhow!(
+                    "MutatingWebhookConfiguration {}: {e}",
+                    object
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+
+    let namespace = &source.config_namespace;
+    let injector_cm = source
+        .injector_configmap
+        .clone()
+        .unwrap_or_else(|| format!("istio-sidecar-injector{suffix}"));
+    let mesh_cm = source
+        .mesh_configmap
+        .clone()
+        .unwrap_or_else(|| format!("istio{suffix}"));
+    let named = |cm: &str, key: &str, text: String| NamedText {
+        name: format!("configmap/{namespace}/{cm} (data.{key})"),
+        text,
+    };
+    let mut notes = Vec::new();
+    if current.config.is_none() {
+        let config = live::config_map_key(&client, namespace, &injector_cm, "config")
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?
+            .with_context(|| {
+                format!(
+                    "ConfigMap {namespace}/{injector_cm} (data.config) not found: the current configuration is read from \
+                     it (name it with --injector-configmap and --config-namespace, or give --current-injector-config)"
+                )
+            })?;
+        current.config = Some(named(&injector_cm, "config", config));
+        if current.values.is_none() {
+            current.values = live::config_map_key(&client, namespace, &injector_cm, "values")
+                .await
+                .map_err(|e| anyhow::anyhow!(e))?
+                .map(|text| named(&injector_cm, "values", text));
+        }
+    }
+    if current.mesh.is_none() {
+        current.mesh = live::config_map_key(&client, namespace, &mesh_cm, "mesh")
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?
+            .map(|text| named(&mesh_cm, "mesh", text));
+        if current.mesh.is_none() {
+            notes.push(format!(
+                "ConfigMap {namespace}/{mesh_cm} (data.mesh) not found: Istio's mesh defaults apply"
+            ));
+        }
+    }
+    Ok(Cluster {
+        snapshot,
+        webhooks: Some(webhooks),
+        assume_called: false,
+        current,
+        notes,
+        client: Some(client),
+    })
+}
+
+/// A runtime for the cluster's requests.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")
+}
