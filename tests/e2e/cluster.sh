@@ -41,60 +41,23 @@ DURATIONS=()
 # shellcheck source=tests/e2e/lib.sh
 . "$HERE/lib.sh"
 
-finish() {
-  local rc=$? name
-  set +e
-  trap - INT TERM
-  if [ "$rc" -ne 0 ] && [ "$FAIL" -eq 0 ]; then bad "aborted (exit status $rc)"; fi
-  for name in "${!PID[@]}"; do stop_pid "${PID[$name]}"; done
-  if [ -n "$CP_STARTED" ]; then "$HERE/control-plane.sh" down "$DIR" >&2 || bad "control plane did not stop cleanly"; fi
-  if [ "$FAIL" -gt 0 ] || [ -n "${CLUSTER_E2E_KEEP:-}" ]; then
-    if [ "$FAIL" -gt 0 ]; then
-      for f in "$DIR"/logs/kube-apiserver.log "$DIR"/injector-*.log; do
-        [ -f "$f" ] || continue
-        echo "---- last 30 lines of $f ----" >&2; tail -n 30 "$f" >&2
-      done
-    fi
-    echo "$E2E: kept $DIR" >&2
-  else
-    rm -rf "$DIR"
-  fi
-  for d in "${DURATIONS[@]}"; do log "duration: $d"; done
-  log "duration: total $(secs_since "$T0") s"
-  echo "$PASS passed, $FAIL failed"
-  if [ "$FAIL" -gt 0 ] || [ "$PASS" -eq 0 ]; then exit 1; fi
-  exit 0
-}
-trap finish EXIT
-trap 'echo "$E2E: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130' INT TERM
+KEEP=${CLUSTER_E2E_KEEP:-}
+FAILURE_LOGS=("$DIR/logs/kube-apiserver.log" "$DIR/injector-*.log")
+stop_processes() { local name; for name in "${!PID[@]}"; do stop_pid "${PID[$name]}"; done; }
+trap e2e_finish EXIT
+trap e2e_interrupted INT TERM
 
-scenario() { SC_NAME=$1; SC_T0=$(date +%s%N); echo; log "==== scenario $1"; }
-scenario_end() { local d; d=$(secs_since "$SC_T0"); DURATIONS+=("scenario $SC_NAME: $d s"); log "==== scenario $SC_NAME took $d s"; }
 
 # ---------------------------------------------------------------------------- set-up
 build_release || exit 1
 command -v curl >/dev/null || { bad "curl is needed"; exit 1; }
-t=$(date +%s%N)
-CP_STARTED=1
-if "$HERE/control-plane.sh" up "$DIR" > "$DIR/up.out"; then ok "control plane up ($(secs_since "$t") s)"; else bad "control plane up"; exit 1; fi
-DEADLINE=$(( $(date +%s) + ${CLUSTER_E2E_BUDGET:-600} ))
-# shellcheck disable=SC1091
-. "$DIR/env"
-K() { "$DIR/kubectl" --request-timeout=30s "$@"; }
+control_plane_up "${CLUSTER_E2E_BUDGET:-600}"
 SA() { K --kubeconfig "$DIR/sa.kubeconfig" "$@"; }
 
 check "namespace istio-system and the injector's permissions (deploy/rbac-cluster-mode.yaml; canary names added)" bash -c "
   '$DIR/kubectl' create namespace istio-system &&
   sed 's/resourceNames: \[sidecar-injector-ca, /resourceNames: [sidecar-injector-ca, sidecar-injector-ca-canary, /' '$ROOT/deploy/rbac-cluster-mode.yaml' | '$DIR/kubectl' apply -f -"
-make_sa_kubeconfig() {
-  local token
-  token=$(K -n istio-system create token sidecar-injector --duration=2h) || return 1
-  K --kubeconfig "$DIR/sa.kubeconfig" config set-cluster e2e --server="$KUBE_API_SERVER" \
-    --certificate-authority="$KUBE_CA_FILE" --embed-certs=true >/dev/null &&
-  K --kubeconfig "$DIR/sa.kubeconfig" config set-credentials injector --token="$token" >/dev/null &&
-  K --kubeconfig "$DIR/sa.kubeconfig" config set-context e2e --cluster=e2e --user=injector >/dev/null &&
-  K --kubeconfig "$DIR/sa.kubeconfig" config use-context e2e >/dev/null
-}
+make_sa_kubeconfig() { sa_kubeconfig istio-system sidecar-injector "$DIR/sa.kubeconfig"; }
 check "a kubeconfig with the ServiceAccount's token only (kubectl create token)" make_sa_kubeconfig
 check "namespaces: e2e-enabled (istio-injection=enabled), e2e-unmanaged, e2e-canary (istio.io/rev=canary), e2e-prod (istio.io/rev=prod)" bash -c "
   k='$DIR/kubectl'

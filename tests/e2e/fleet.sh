@@ -39,39 +39,16 @@ SERVE_PID=""
 # shellcheck source=tests/e2e/lib.sh
 . "$HERE/lib.sh"
 
-finish() {
-  local rc=$?
-  set +e
-  trap - INT TERM
-  if [ "$rc" -ne 0 ] && [ "$FAIL" -eq 0 ]; then bad "aborted (exit status $rc)"; fi
-  [ -n "$SERVE_PID" ] && stop_pid "$SERVE_PID"
-  if [ -n "$CP_STARTED" ]; then "$HERE/control-plane.sh" down "$DIR" >&2 || bad "control plane did not stop cleanly"; fi
-  if [ "$FAIL" -gt 0 ] || [ -n "${FLEET_E2E_KEEP:-}" ]; then
-    if [ "$FAIL" -gt 0 ] && [ -f "$DIR/serve.log" ]; then
-      echo "---- last 20 lines of $DIR/serve.log ----" >&2; tail -n 20 "$DIR/serve.log" >&2
-    fi
-    echo "$E2E: kept $DIR" >&2
-  else
-    rm -rf "$DIR"
-  fi
-  log "duration: total $(secs_since "$T0") s"
-  echo "$PASS passed, $FAIL failed"
-  if [ "$FAIL" -gt 0 ] || [ "$PASS" -eq 0 ]; then exit 1; fi
-  exit 0
-}
-trap finish EXIT
-trap 'echo "$E2E: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130' INT TERM
+KEEP=${FLEET_E2E_KEEP:-}
+FAILURE_LOGS=("$DIR/serve.log")
+stop_processes() { [ -n "$SERVE_PID" ] && stop_pid "$SERVE_PID"; }
+trap e2e_finish EXIT
+trap e2e_interrupted INT TERM
 
 # ---------------------------------------------------------------------------- set-up
 build_release || exit 1
 command -v python3 >/dev/null || { bad "python3 is needed"; exit 1; }
-t=$(date +%s%N)
-CP_STARTED=1
-if "$HERE/control-plane.sh" up "$DIR" > "$DIR/up.out"; then ok "control plane up ($(secs_since "$t") s)"; else bad "control plane up"; exit 1; fi
-DEADLINE=$(( $(date +%s) + ${FLEET_E2E_BUDGET:-300} ))
-# shellcheck disable=SC1091
-. "$DIR/env"
-K() { "$DIR/kubectl" --request-timeout=30s "$@"; }
+control_plane_up "${FLEET_E2E_BUDGET:-300}"
 SI() { "$BIN" "$@" --kubeconfig "$DIR/kubeconfig"; }
 
 DEFAULTS=$ROOT/crates/injector-engine/defaults

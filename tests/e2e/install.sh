@@ -58,35 +58,12 @@ REL=sidecar-injector
 # shellcheck source=tests/e2e/lib.sh
 . "$HERE/lib.sh"
 
-finish() {
-  local rc=$?
-  set +e
-  trap - INT TERM
-  if [ "$rc" -ne 0 ] && [ "$FAIL" -eq 0 ]; then bad "aborted (exit status $rc)"; fi
-  stop_injector
-  if [ -n "$CP_STARTED" ]; then "$HERE/control-plane.sh" down "$DIR" >&2 || bad "control plane did not stop cleanly"; fi
-  if [ "$FAIL" -gt 0 ] || [ -n "${INSTALL_E2E_KEEP:-}" ]; then
-    if [ "$FAIL" -gt 0 ]; then
-      for f in "$DIR"/logs/kube-apiserver.log "$DIR"/injector.log; do
-        [ -f "$f" ] || continue
-        echo "---- last 30 lines of $f ----" >&2; tail -n 30 "$f" >&2
-      done
-    fi
-    echo "$E2E: kept $DIR" >&2
-  else
-    rm -rf "$DIR"
-  fi
-  for d in "${DURATIONS[@]}"; do log "duration: $d"; done
-  log "duration: total $(secs_since "$T0") s"
-  echo "$PASS passed, $FAIL failed"
-  if [ "$FAIL" -gt 0 ] || [ "$PASS" -eq 0 ]; then exit 1; fi
-  exit 0
-}
-trap finish EXIT
-trap 'echo "$E2E: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130' INT TERM
+KEEP=${INSTALL_E2E_KEEP:-}
+FAILURE_LOGS=("$DIR/logs/kube-apiserver.log" "$DIR/injector.log")
+stop_processes() { stop_injector; }
+trap e2e_finish EXIT
+trap e2e_interrupted INT TERM
 
-scenario() { SC_NAME=$1; SC_T0=$(date +%s%N); echo; log "==== scenario $1"; }
-scenario_end() { local d; d=$(secs_since "$SC_T0"); DURATIONS+=("scenario $SC_NAME: $d s"); log "==== scenario $SC_NAME took $d s"; }
 
 # ---------------------------------------------------------------------------- set-up
 build_release || exit 1
@@ -104,13 +81,7 @@ fi
 export HELM
 # Helm's own state (cache, config, plugins) in the temp dir, never in the user's home.
 export HELM_CACHE_HOME=$DIR/helm/cache HELM_CONFIG_HOME=$DIR/helm/config HELM_DATA_HOME=$DIR/helm/data
-t=$(date +%s%N)
-CP_STARTED=1
-if "$HERE/control-plane.sh" up "$DIR" > "$DIR/up.out"; then ok "control plane up ($(secs_since "$t") s)"; else bad "control plane up"; exit 1; fi
-DEADLINE=$(( $(date +%s) + ${INSTALL_E2E_BUDGET:-600} ))
-# shellcheck disable=SC1091
-. "$DIR/env"
-K() { "$DIR/kubectl" --request-timeout=30s "$@"; }
+control_plane_up "${INSTALL_E2E_BUDGET:-600}"
 H() { "$HELM" --kubeconfig "$DIR/kubeconfig" "$@"; }
 
 # ---------------------------------------------------------------------------- 1
@@ -299,15 +270,7 @@ check "the injector's own pods are created although no replica answers yet (its 
 K -n "$NS" get deployment "$REL" -o json > "$DIR/deployment.json"
 SA_NAME=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["spec"]["template"]["spec"]["serviceAccountName"])' "$DIR/deployment.json")
 # The token of the chart's ServiceAccount: the only credential the injector gets.
-make_sa_kubeconfig() {
-  local token
-  token=$(K -n "$NS" create token "$SA_NAME" --duration=1h) || return 1
-  K --kubeconfig "$DIR/sa.kubeconfig" config set-cluster e2e --server="$KUBE_API_SERVER" \
-    --certificate-authority="$KUBE_CA_FILE" --embed-certs=true >/dev/null &&
-  K --kubeconfig "$DIR/sa.kubeconfig" config set-credentials injector --token="$token" >/dev/null &&
-  K --kubeconfig "$DIR/sa.kubeconfig" config set-context e2e --cluster=e2e --user=injector >/dev/null &&
-  K --kubeconfig "$DIR/sa.kubeconfig" config use-context e2e >/dev/null
-}
+make_sa_kubeconfig() { sa_kubeconfig "$NS" "$SA_NAME" "$DIR/sa.kubeconfig" 1h; }
 check "kubectl create token of the chart's ServiceAccount $NS/$SA_NAME" make_sa_kubeconfig
 
 # The pod as the kubelet would run it: args, env (downward API), mounted ConfigMaps and Secrets

@@ -78,3 +78,73 @@ build_release() {
   fi
   [ -x "$BIN" ] || { bad "no executable $BIN"; return 1; }
 }
+
+# ---------------------------------------------------------------------------- the harness
+# What every script shares around its scenarios. A script sets, before `trap e2e_finish EXIT`:
+#   KEEP          non-empty: keep DIR even when everything passed (it is kept on failure anyway)
+#   FAILURE_LOGS  globs (quoted, expanded at the end) of logs whose last lines a failure prints
+#   stop_processes()  optional: stops what the script started, before the control plane goes
+# and may fill DURATIONS with "what: N s" lines. T0 is the script's start (date +%s%N).
+
+# e2e_finish: the EXIT trap. Stops processes and the control plane, keeps or removes DIR, prints
+# the durations and "N passed, M failed", and exits 1 unless something passed and nothing failed.
+e2e_finish() {
+  local rc=$? pattern f
+  set +e
+  trap - INT TERM
+  if [ "$rc" -ne 0 ] && [ "$FAIL" -eq 0 ]; then bad "aborted (exit status $rc)"; fi
+  if declare -F stop_processes >/dev/null; then stop_processes; fi
+  if [ -n "${CP_STARTED:-}" ]; then "$HERE/control-plane.sh" down "$DIR" >&2 || bad "control plane did not stop cleanly"; fi
+  if [ "$FAIL" -gt 0 ] || [ -n "${KEEP:-}" ]; then
+    if [ "$FAIL" -gt 0 ]; then
+      for pattern in "${FAILURE_LOGS[@]}"; do
+        # shellcheck disable=SC2086  # the pattern is a glob
+        for f in $pattern; do
+          [ -f "$f" ] || continue
+          echo "---- last 30 lines of $f ----" >&2; tail -n 30 "$f" >&2
+        done
+      done
+    fi
+    echo "$E2E: kept $DIR" >&2
+  else
+    rm -rf "$DIR"
+  fi
+  for f in "${DURATIONS[@]}"; do log "duration: $f"; done
+  log "duration: total $(secs_since "$T0") s"
+  echo "$PASS passed, $FAIL failed"
+  if [ "$FAIL" -gt 0 ] || [ "$PASS" -eq 0 ]; then exit 1; fi
+  exit 0
+}
+
+# e2e_interrupted: the INT/TERM trap (counts as a failure; e2e_finish runs on the way out)
+e2e_interrupted() { echo "$E2E: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130; }
+
+# scenario NAME / scenario_end: a scenario's heading and its duration (into DURATIONS)
+scenario() { SC_NAME=$1; SC_T0=$(date +%s%N); echo; log "==== scenario $1"; }
+scenario_end() { local d; d=$(secs_since "$SC_T0"); DURATIONS+=("scenario $SC_NAME: $d s"); log "==== scenario $SC_NAME took $d s"; }
+
+# control_plane_up BUDGET: starts the control plane in DIR (built on first use), reads its env
+# (KUBE_API_SERVER, KUBE_CA_FILE, ...), defines K (kubectl with its admin kubeconfig) and sets
+# DEADLINE to BUDGET seconds from now; exits the script if it does not come up
+control_plane_up() {
+  local t; t=$(date +%s%N)
+  CP_STARTED=1
+  if "$HERE/control-plane.sh" up "$DIR" > "$DIR/up.out"; then ok "control plane up ($(secs_since "$t") s)"; else bad "control plane up"; exit 1; fi
+  DURATIONS+=("control plane up: $(secs_since "$t") s")
+  DEADLINE=$(( $(date +%s) + $1 ))
+  # shellcheck disable=SC1091
+  . "$DIR/env"
+  K() { "$DIR/kubectl" --request-timeout=30s "$@"; }
+}
+
+# sa_kubeconfig NAMESPACE SERVICEACCOUNT FILE [DURATION]: a kubeconfig whose only credential is
+# a `kubectl create token` of that ServiceAccount (DURATION, default 2h): real RBAC
+sa_kubeconfig() {
+  local token kc=(--kubeconfig "$3")
+  token=$(K -n "$1" create token "$2" --duration="${4:-2h}") || return 1
+  K "${kc[@]}" config set-cluster e2e --server="$KUBE_API_SERVER" \
+    --certificate-authority="$KUBE_CA_FILE" --embed-certs=true >/dev/null &&
+  K "${kc[@]}" config set-credentials injector --token="$token" >/dev/null &&
+  K "${kc[@]}" config set-context e2e --cluster=e2e --user=injector >/dev/null &&
+  K "${kc[@]}" config use-context e2e >/dev/null
+}

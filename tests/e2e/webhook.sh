@@ -54,37 +54,12 @@ E2E=webhook
 # shellcheck source=tests/e2e/lib.sh
 . "$HERE/lib.sh"
 
-finish() {
-  local rc=$? name
-  set +e
-  trap - INT TERM
-  if [ "$rc" -ne 0 ] && [ "$FAIL" -eq 0 ]; then bad "aborted (exit status $rc)"; fi
-  for name in "${!SERVE_PID[@]}"; do stop_pid "${SERVE_PID[$name]}"; done
-  if [ -n "$CP_STARTED" ]; then
-    "$HERE/control-plane.sh" down "$DIR" >&2 || bad "control plane did not stop cleanly"
-  fi
-  if [ "$FAIL" -gt 0 ] || [ -n "${WEBHOOK_E2E_KEEP:-}" ]; then
-    if [ "$FAIL" -gt 0 ]; then
-      for f in "$DIR"/logs/*.log "$DIR"/serve-*.log; do
-        [ -f "$f" ] || continue
-        echo "---- last 25 lines of $f ----" >&2; tail -n 25 "$f" >&2
-      done
-    fi
-    echo "webhook: kept $DIR (control plane logs in $DIR/logs/, serve logs $DIR/serve-*.log)" >&2
-  else
-    rm -rf "$DIR"
-  fi
-  for d in "${DURATIONS[@]}"; do log "duration: $d"; done
-  log "duration: total $(secs_since "$T0") s"
-  echo "$PASS passed, $FAIL failed"
-  if [ "$FAIL" -gt 0 ] || [ "$PASS" -eq 0 ]; then exit 1; fi
-  exit 0
-}
-trap finish EXIT
-trap 'echo "webhook: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130' INT TERM
+KEEP=${WEBHOOK_E2E_KEEP:-}
+FAILURE_LOGS=("$DIR/logs/*.log" "$DIR/serve-*.log")
+stop_processes() { local name; for name in "${!SERVE_PID[@]}"; do stop_pid "${SERVE_PID[$name]}"; done; }
+trap e2e_finish EXIT
+trap e2e_interrupted INT TERM
 
-scenario_start() { SC_NAME=$1; SC_T0=$(date +%s%N); echo; log "==== scenario $1"; }
-scenario_end() { local d; d=$(secs_since "$SC_T0"); DURATIONS+=("scenario $SC_NAME: $d s"); log "==== scenario $SC_NAME took $d s"; }
 
 # ---------------------------------------------------------------------------- build + control plane
 build_release || exit 1
@@ -92,19 +67,7 @@ command -v openssl >/dev/null || { bad "openssl is needed"; exit 1; }
 command -v curl >/dev/null || { bad "curl is needed"; exit 1; }
 
 log "control plane in $DIR"
-t=$(date +%s%N)
-CP_STARTED=1
-if "$HERE/control-plane.sh" up "$DIR" > "$DIR/up.out"; then
-  ok "control plane up ($(secs_since "$t") s incl. build check)"
-else
-  bad "control plane up"
-  exit 1
-fi
-DURATIONS+=("control plane up: $(secs_since "$t") s")
-DEADLINE=$(( $(date +%s) + BUDGET ))
-# shellcheck disable=SC1091
-. "$DIR/env"
-K() { "$DIR/kubectl" --request-timeout=30s "$@"; }
+control_plane_up "$BUDGET"
 
 # ---------------------------------------------------------------------------- serve instances
 CA=$DIR/webhook-ca.pem            # written by `serve --write-ca`, shared by both instances
@@ -274,7 +237,7 @@ log "serve A: $(url_of A) (pid ${SERVE_PID[A]:-?}), serve B: $(url_of B) (pid ${
 
 # ---------------------------------------------------------------------------- 1. decision table
 ANN=sidecar.istio.io/inject
-scenario_start "1 (seed decision table: selector x policy x namespace label x annotation)"
+scenario "1 (seed decision table: selector x policy x namespace label x annotation)"
 # table SEL POLICY: 18 real pod creations; the expected result is the seed's table
 table() {
   local sel=$1 pol=$2 ns match want name ann args
@@ -308,7 +271,7 @@ table in disabled
 scenario_end
 
 # ---------------------------------------------------------------------------- 2. Deployment annotation
-scenario_start "2 (annotation on the Deployment's metadata vs its pod template; policy disabled)"
+scenario "2 (annotation on the Deployment's metadata vs its pod template; policy disabled)"
 # deployment NS NAME WHERE(metadata|template|none)
 deployment() {
   local ns=$1 name=$2 where=$3 meta="" tmpl=""
@@ -353,7 +316,7 @@ check "on-template: the injected pod is owned by a ReplicaSet (KCM)" owned_by_rs
 scenario_end
 
 # ---------------------------------------------------------------------------- 3. fail-closed
-scenario_start "3 (fail-closed: serve stopped, failurePolicy Fail vs Ignore, recovery)"
+scenario "3 (fail-closed: serve stopped, failurePolicy Fail vs Ignore, recovery)"
 configure "opt-in selector -> serve A, failurePolicy Fail" "$(url_of A)" in Fail '[v1]' "$CAB"
 live "e2e-enabled pod injected by serve A" init e2e-enabled
 run "stop serve A (SIGTERM, pid ${SERVE_PID[A]:-?})" stop_serve A
@@ -399,7 +362,7 @@ check "after-recovery: its ReplicaSet's pod is created and injected" poll "$WAIT
 scenario_end
 
 # ---------------------------------------------------------------------------- 4. TLS
-scenario_start "4 (TLS: wrong / empty caBundle -> x509 unknown authority; fixed caBundle works)"
+scenario "4 (TLS: wrong / empty caBundle -> x509 unknown authority; fixed caBundle works)"
 check "generate another self-signed CA with openssl" openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
   -nodes -keyout "$DIR/wrong-ca.key" -out "$DIR/wrong-ca.pem" -days 1 -subj /CN=wrong-ca.e2e.invalid \
   -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign
@@ -420,7 +383,7 @@ check "fixed caBundle: pod creation works and injects" expect_pod init create e2
 scenario_end
 
 # ---------------------------------------------------------------------------- 5. review versions, dry-run
-scenario_start "5 (admissionReviewVersions v1beta1 and v1; server-side dry-run)"
+scenario "5 (admissionReviewVersions v1beta1 and v1; server-side dry-run)"
 configure "opt-out -> serve A, admissionReviewVersions [v1beta1]" "$(url_of A)" out Fail '[v1beta1]' "$CAB"
 live "unlabelled namespace injected via an admission.k8s.io/v1beta1 review" init e2e-plain
 check "[v1beta1]: pod injected" expect_pod init create e2e-plain review-v1beta1
@@ -440,7 +403,7 @@ check "the dry-run pod was not stored" no_pod e2e-enabled dry-1
 scenario_end
 
 # ---------------------------------------------------------------------------- 6. rejected injection
-scenario_start "6 (invalid annotation value -> clear API error)"
+scenario "6 (invalid annotation value -> clear API error)"
 BAD=traffic.sidecar.istio.io/includeOutboundIPRanges
 error_check "pod with $BAD: \"bad\" refused: admission webhook \"$WEBHOOK\" denied ... invalid value ... $BAD" \
   "error:admission webhook \"$WEBHOOK\" denied the request: .*invalid value 'bad' for annotation '$BAD'" \
