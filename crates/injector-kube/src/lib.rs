@@ -13,7 +13,10 @@
 //! * [`certificates`]: the CA Secret, each replica's serving certificate, rotation and
 //!   caBundle patches (leader only);
 //! * [`runtime`]: the watches, the Lease, and the wiring of all of the above;
-//! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`).
+//! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`);
+//! * [`reads`], [`handshake`], [`doctor_snapshot`]: the one-shot reads of live `explain` and
+//!   `doctor` (each failure says which permission it needs), TLS handshakes with loopback
+//!   webhooks only, and the snapshot `doctor`'s pure checks run on.
 //!
 //! The engine and the decision logic never depend on this crate.
 
@@ -21,8 +24,11 @@ pub mod ca_set;
 pub mod certificates;
 pub mod client;
 pub mod configmaps;
+pub mod doctor_snapshot;
 pub mod events;
+pub mod handshake;
 pub mod nodes;
+pub mod reads;
 pub mod runtime;
 pub mod status;
 mod watch;
