@@ -61,7 +61,12 @@ impl ReadFailure {
         let verb = words.next().unwrap_or("get");
         let resource = words.next().unwrap_or("");
         let target = words.next().unwrap_or("");
-        let (namespace, name) = target.split_once('/').unwrap_or(("", target));
+        let cluster_scoped = matches!(resource, "namespaces" | "mutatingwebhookconfigurations" | "nodes");
+        let (namespace, name) = match target.split_once('/') {
+            Some(pair) => pair,
+            None if cluster_scoped => ("", target),
+            None => (target, ""),
+        };
         let mut command = format!("kubectl auth can-i {verb} {resource}");
         if !name.is_empty() {
             command.push('/');

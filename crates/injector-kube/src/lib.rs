@@ -27,6 +27,7 @@ pub mod configmaps;
 pub mod doctor_snapshot;
 pub mod events;
 pub mod handshake;
+pub mod live_explain;
 pub mod nodes;
 pub mod reads;
 pub mod runtime;

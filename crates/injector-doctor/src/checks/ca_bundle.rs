@@ -60,6 +60,12 @@ pub fn check(snapshot: &Snapshot) -> Check {
                 }
                 Outcome::Unknown { why, evidence } => {
                     check.raise(Verdict::Unknown);
+                    if why.contains("(forbidden)") {
+                        check.fixes.push(format!(
+                            "kubectl auth can-i get secrets -n {}",
+                            snapshot.settings.injector_namespace
+                        ));
+                    }
                     check.evidence.extend(evidence);
                     problems.push(format!("{label}: {why}"));
                 }
@@ -177,7 +183,7 @@ fn one_webhook(snapshot: &Snapshot, webhook: &MutatingWebhook, label: &str) -> O
                 }
             }
             Ok(None) => {}
-            Err(failure) => unreadable.push(failure.explain()),
+            Err(failure) => unreadable.push(failure),
         }
     }
     if !compared.is_empty() {
@@ -195,7 +201,16 @@ fn one_webhook(snapshot: &Snapshot, webhook: &MutatingWebhook, label: &str) -> O
             target.describe()
         )
     } else {
-        unreadable.join("; ")
+        let attempts: Vec<String> = unreadable
+            .iter()
+            .map(|f| format!("{} ({:?})", f.attempted, f.kind).to_lowercase())
+            .collect();
+        evidence.extend(unreadable.iter().map(|f| f.explain()));
+        format!(
+            "not dialled ({}), and the CA Secrets cannot be read: {}",
+            target.describe(),
+            attempts.join(", ")
+        )
     };
     Outcome::Unknown { why, evidence }
 }
@@ -322,6 +337,15 @@ mod tests {
         );
         let unknown = check(&forbidden_secret);
         assert_eq!(unknown.verdict, Verdict::Unknown);
-        assert!(unknown.summary.contains("needs the permission to get secrets"));
+        assert!(
+            unknown.summary.contains(
+                "the CA Secrets cannot be read: get secrets istio-system/sidecar-injector-ca (forbidden)"
+            ),
+            "{unknown:?}"
+        );
+        assert_eq!(
+            unknown.fixes,
+            vec!["kubectl auth can-i get secrets -n istio-system"]
+        );
     }
 }

@@ -17,11 +17,13 @@ use super::{doctor_table, serve::parse_duration};
 
 /// Check the injection path of a live cluster: webhooks, policy, certificates, endpoints, events.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status: 0 when every check passes (warnings allowed), 1 when one found an error, \
+#[command(
+    after_help = "Exit status: 0 when every check passes (warnings allowed), 1 when one found an error, \
     2 when none did but a check could not run (a read was refused).\n\nExamples:\n  \
     sidecar-injector doctor\n  \
     sidecar-injector doctor -n shop -o json\n  \
-    sidecar-injector doctor --context prod --revision canary")]
+    sidecar-injector doctor --context prod --revision canary"
+)]
 pub struct DoctorArgs {
     /// Kubeconfig file (default: KUBECONFIG, ~/.kube/config, else the in-cluster service account).
     #[arg(long, value_name = "FILE", env = "KUBECONFIG", hide_env_values = true)]
@@ -36,7 +38,12 @@ pub struct DoctorArgs {
     #[arg(long, default_value = "default", value_name = "REVISION")]
     pub revision: String,
     /// The injector's namespace: its ConfigMap and Secrets.
-    #[arg(long, visible_alias = "istio-namespace", default_value = "istio-system", value_name = "NS")]
+    #[arg(
+        long,
+        visible_alias = "istio-namespace",
+        default_value = "istio-system",
+        value_name = "NS"
+    )]
     pub injector_namespace: String,
     /// The injector ConfigMap. Default: istio-sidecar-injector[-REVISION].
     #[arg(long, value_name = "NAME")]
@@ -98,9 +105,12 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let snapshot = runtime.block_on(async {
-        let client =
-            injector_kube::client::command_client(args.kubeconfig.as_deref(), args.context.as_deref(), args.timeout)
-                .await;
+        let client = injector_kube::client::command_client(
+            args.kubeconfig.as_deref(),
+            args.context.as_deref(),
+            args.timeout,
+        )
+        .await;
         gather(client, options).await
     });
     let report = checks::run(&snapshot);

@@ -23,7 +23,14 @@ pub fn render(report: &Report) -> String {
         if check.evidence.is_empty() && check.fixes.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "\n{} {}. {} [{}]", check.verdict.mark(), number + 1, check.title, check.id);
+        let _ = writeln!(
+            out,
+            "\n{} {}. {} [{}]",
+            check.verdict.mark(),
+            number + 1,
+            check.title,
+            check.id
+        );
         for line in &check.evidence {
             let _ = writeln!(out, "    {line}");
         }
