@@ -368,3 +368,49 @@ t=$(date +%s)
 DOCTOR_KUBECONFIG=$DIR/closed.kubeconfig doctor closed.txt
 check "doctor: every check says the API server is unreachable (exit 2), in $(( $(date +%s) - t )) s" expect closed.txt 2 \
   '^\? 1\. .*cannot list namespaces: the API server is unreachable' '^0 ok, 0 warning\(s\), 0 error\(s\), 8 could not run$'
+
+# ---------------------------------------------------------------------------- 11. live explain
+scenario "11: live explain of Pods and Deployments"
+X() { "$BIN" explain --kubeconfig "$KUBECONFIG" "$@"; }
+json_is() {   # json_is FILE PYTHON-EXPRESSION-ON-j
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert ($2), json.dumps(j, indent=1)[:3000]" "$1"
+}
+check "Deployment shop/web2 (0 replicas, nothing on its template)" K -n shop create deployment web2 --image=registry.invalid/web:1 --replicas=0
+check "explain -n shop deployment/web2: INJECTED, from the cluster's webhooks and ConfigMap" bash -c "
+  '$BIN' explain --kubeconfig '$KUBECONFIG' -n shop deployment/web2 | tee '$DIR/x-web2.txt' | grep -q '^Deployment shop/web2: INJECTED' &&
+  grep -q 'webhook configurations: istio-revision-tag-svc, istio-sidecar-injector; injector ConfigMap: istio-system/istio-sidecar-injector' '$DIR/x-web2.txt'"
+X -n shop deploy/trap -o json > "$DIR/x-trap.json" 2>&1 || true
+check "explain deploy/trap -o json: not injected, decided by the pod template's annotation, webhookSource given" \
+  json_is "$DIR/x-trap.json" 'j["injected"] is False and j["decidedBy"]=="podOverride" and j["webhookSource"]=="given" and j["cluster"]["revision"]=="default"'
+check "a Pod shop/p1 created through the webhook (injected by serve A)" bash -c "
+  '$DIR/kubectl' -n shop run p1 --image=registry.invalid/app:1 --restart=Never >/dev/null &&
+  '$DIR/kubectl' -n shop get pod p1 -o jsonpath='{.metadata.annotations.sidecar\.istio\.io/status}' | grep -q istio-proxy"
+X -n shop pod/p1 -o json > "$DIR/x-p1.json" 2>&1 || true
+check "explain pod/p1: it was injected by revision default and carries what the current configuration injects" \
+  json_is "$DIR/x-p1.json" 'j["injected"] and j["cluster"]["pod"]["injected"] and j["cluster"]["pod"]["revision"]=="default" and "istio-proxy" in j["cluster"]["pod"]["injectedContainers"] and j["cluster"]["pod"]["upToDate"] is True'
+bump() {
+  python3 - "$DEFAULTS/values.json" > "$DIR/values-bumped.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1])); v.setdefault("global", {})["tag"] = "9.9.9-e2e"; print(json.dumps(v))
+PY
+  K -n istio-system create configmap istio-sidecar-injector --from-file=config="$DEFAULTS/injector-config.yaml" \
+    --from-file=values="$DIR/values-bumped.json" --dry-run=client -o yaml | K apply -f - >/dev/null
+}
+check "the ConfigMap's proxy image bumped (values global.tag 9.9.9-e2e)" bump
+X -n shop pod/p1 > "$DIR/x-p1-bumped.txt" 2>&1 || true
+check "explain pod/p1 after the bump: it differs, by the proxy image" bash -c "
+  grep -q 'Pod shop/p1 WAS injected by revision default' '$DIR/x-p1-bumped.txt' &&
+  grep -q 'it differs from what the current configuration injects:' '$DIR/x-p1-bumped.txt' &&
+  grep -Eq -- '- istio-proxy: image .* → .*:9\.9\.9-e2e' '$DIR/x-p1-bumped.txt' || { cat '$DIR/x-p1-bumped.txt'; exit 1; }"
+check "a Pod plain/p2 (namespace out of scope)" bash -c "'$DIR/kubectl' -n plain run p2 --image=registry.invalid/app:1 --restart=Never >/dev/null"
+X -n plain pod/p2 -o yaml > "$DIR/x-p2.yaml" 2>&1 || true
+check "explain pod/p2 -o yaml: not injected, by the namespaceSelector, and the pod says so" bash -c "
+  grep -q '^injected: false' '$DIR/x-p2.yaml' && grep -q '^decidedBy: namespaceSelector' '$DIR/x-p2.yaml' && grep -q '    injected: false' '$DIR/x-p2.yaml' || { cat '$DIR/x-p2.yaml'; exit 1; }"
+printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: from-file}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c, image: i}]}\n' > "$DIR/from-file.yaml"
+check "explain -f FILE --kubeconfig -n shop: a manifest not yet applied, against the cluster's configuration" bash -c "
+  '$BIN' explain --kubeconfig '$KUBECONFIG' -n shop -f '$DIR/from-file.yaml' | grep -q '^Deployment shop/from-file: INJECTED'"
+check "explain of a Deployment that does not exist: exit 1 naming it, nothing on stdout" bash -c "
+  out=\$('$BIN' explain --kubeconfig '$KUBECONFIG' -n shop deployment/missing 2>'$DIR/missing.err'); rc=\$?
+  [ \$rc = 1 ] && [ -z \"\$out\" ] && grep -q 'Deployment shop/missing not found' '$DIR/missing.err'"
+check "explain with no API server: exit 1, says it is unreachable" bash -c "
+  '$BIN' explain --kubeconfig '$DIR/closed.kubeconfig' -n shop deployment/web2 2>&1 | grep -q 'unreachable'"

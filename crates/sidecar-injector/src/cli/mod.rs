@@ -8,6 +8,7 @@ mod completion;
 mod doctor;
 mod doctor_table;
 mod explain;
+mod explain_live;
 mod explain_table;
 mod inject;
 mod input;
