@@ -7,6 +7,7 @@
 
 mod abuse;
 mod completion;
+mod doctor;
 mod explain;
 mod inject;
 mod inject_config;
