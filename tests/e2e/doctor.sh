@@ -171,18 +171,18 @@ YAML
 # ---------------------------------------------------------------------------- 1. healthy
 scenario "1: a healthy cluster"
 doctor healthy.txt
-check "doctor: every check passes, exit 0" expect healthy.txt 0 \
+check "doctor: every check passes, exit 0" expect healthy.txt 0 '^✓ 10\. blast radius.*in 1 namespace\(s\): 0 workload\(s\)' \
   '^✓ 1\. webhook configuration.*namespaces in scope: shop' '^✓ 2\. default injection policy +policy: enabled' \
   '^✓ 3\. ' '^✓ 4\. caBundle.*2 webhook\(s\)' '^✓ 5\. ' '^✓ 6\. ' '^✓ 7\. ' '^✓ 8\. ' \
   '^✓ 9\. end-to-end probe.*namespace shop came back injected, as explain predicts, in [0-9]+ ms' \
-  '^9 ok, 0 warning\(s\), 0 error\(s\), 0 could not run$'
+  '^10 ok, 0 warning\(s\), 0 error\(s\), 0 could not run$'
 check "doctor: no line is a warning, an error or unknown" bash -c "! grep -Eq '^[!✗?] ' '$DIR/healthy.txt'"
 check "doctor: the namespaces as kubectl get ns -L istio-injection shows them" expect healthy.txt 0 \
   '^ +shop +enabled +yes \(namespace\.sidecar-injector\.istio\.io\)' '^ +plain +no$'
 doctor healthy.json -o json
-check "doctor -o json: nine checks, all ok" bash -c "python3 -c '
+check "doctor -o json: ten checks, all ok" bash -c "python3 -c '
 import json,sys; r=json.load(open(sys.argv[1])); v=[c[\"verdict\"] for c in r[\"checks\"]]
-assert v==[\"ok\"]*9, v; assert r[\"summary\"]==dict(ok=9,warnings=0,errors=0,unknown=0), r[\"summary\"]' '$DIR/healthy.json'"
+assert v==[\"ok\"]*10, v; assert r[\"summary\"]==dict(ok=10,warnings=0,errors=0,unknown=0), r[\"summary\"]' '$DIR/healthy.json'"
 doctor plain.txt -n plain --no-probe
 check "doctor -n plain: the focus namespace is out of scope, with the label command" expect plain.txt 0 \
   '^! 1\. .*namespace plain is not in scope' 'fix: kubectl label namespace plain istio-injection=enabled --overwrite'
@@ -267,6 +267,14 @@ check "the printed fix works: the template carries it and doctor is satisfied" b
   '$DIR/kubectl' -n shop patch deployment trap --type=merge -p '{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"sidecar.istio.io/inject\":\"false\"}}}}}' >/dev/null &&
   '$BIN' doctor --kubeconfig '$KUBECONFIG' --no-probe | grep -q '^✓ 3\. '"
 
+# run_fix OUT PATTERN: runs the first printed fix matching PATTERN, as printed (kubectl is the
+# control plane's wrapper)
+run_fix() {
+  local fix; fix=$(grep -m1 -E -- "^  fix: $2" "$DIR/$1" | sed 's/^  fix: //') || return 1
+  [ -n "$fix" ] || { echo "no fix matching /$2/ in $1"; return 1; }
+  mkdir -p "$DIR/bin" && ln -sf "$DIR/kubectl" "$DIR/bin/kubectl" && PATH="$DIR/bin:$PATH" bash -c "$fix"
+}
+
 # ---------------------------------------------------------------------------- 5. own namespace
 scenario "5: a Fail webhook covering its own namespace"
 check "label istio-system istio-injection=enabled" K label namespace istio-system istio-injection=enabled
@@ -274,6 +282,9 @@ doctor own.txt --no-probe
 check "doctor: ✗ self-deadlock, covers its own namespace, with the exclusion patch" expect own.txt 1 \
   '^✗ 8\. .*namespace\.sidecar-injector\.istio\.io \(failurePolicy Fail\) covers its own namespace' \
   'fix: kubectl patch mutatingwebhookconfiguration istio-sidecar-injector --type=json -p .*"operator":"NotIn","values":\["istio-system"\]'
+check "the printed exclusion patch, run as printed" run_fix own.txt "kubectl patch mutatingwebhookconfiguration istio-sidecar-injector --type=json -p '.*NotIn"
+doctor own-fixed.txt --no-probe
+check "doctor after it: ✓ self-deadlock" expect own-fixed.txt 0 '^✓ 8\. '
 check "remove the label" K label namespace istio-system istio-injection-
 
 # ---------------------------------------------------------------------------- 6, 7. caBundle
@@ -292,7 +303,9 @@ doctor other.txt
 check "doctor: ✗ caBundle, signed by unknown authority, naming both CAs; the probe's x509 error from the API server" expect other.txt 1 \
   '^✗ 4\. .*namespace\.sidecar-injector\.istio\.io: x509: certificate signed by unknown authority' \
   'caBundle holds CN=another-ca' 'serves CN=.*issued by' '^✗ 9\. .*\(x509, [0-9]+ ms\).*x509'
-check "caBundle restored" webhook_config "$(b64 "$DIR/ca.pem")"
+check "the printed caBundle fix, run as printed" run_fix other.txt 'kubectl patch mutatingwebhookconfiguration istio-sidecar-injector'
+doctor fixed.txt
+check "doctor after the fix: every check passes again" expect fixed.txt 0 '^10 ok, 0 warning\(s\), 0 error\(s\), 0 could not run$'
 
 # ---------------------------------------------------------------------------- 8. injector stopped
 scenario "8: the injector stopped (fail closed)"
@@ -367,7 +380,7 @@ check "a kubeconfig pointing at a closed loopback port" bash -c "
 t=$(date +%s)
 DOCTOR_KUBECONFIG=$DIR/closed.kubeconfig doctor closed.txt
 check "doctor: every check says the API server is unreachable (exit 2), in $(( $(date +%s) - t )) s" expect closed.txt 2 \
-  '^\? 1\. .*cannot list namespaces: the API server is unreachable' '^0 ok, 0 warning\(s\), 0 error\(s\), 8 could not run$'
+  '^\? 1\. .*cannot list namespaces: the API server is unreachable' '^0 ok, 0 warning\(s\), 0 error\(s\), 9 could not run$'
 
 # ---------------------------------------------------------------------------- 11. live explain
 scenario "11: live explain of Pods and Deployments"
@@ -414,3 +427,14 @@ check "explain of a Deployment that does not exist: exit 1 naming it, nothing on
   [ \$rc = 1 ] && [ -z \"\$out\" ] && grep -q 'Deployment shop/missing not found' '$DIR/missing.err'"
 check "explain with no API server: exit 1, says it is unreachable" bash -c "
   '$BIN' explain --kubeconfig '$DIR/closed.kubeconfig' -n shop deployment/web2 2>&1 | grep -q 'unreachable'"
+
+# ---------------------------------------------------------------------------- 12. blast radius
+scenario "12: doctor --blast-radius"
+check "Deployment kube-system/coredns (0 replicas), kube-system labelled into the Fail webhook's scope" bash -c "
+  '$DIR/kubectl' -n kube-system create deployment coredns --image=registry.invalid/coredns:1 --replicas=0 >/dev/null &&
+  '$DIR/kubectl' label namespace kube-system istio-injection=enabled >/dev/null"
+doctor blast.txt --blast-radius
+check "doctor --blast-radius: only that check; the workloads behind the Fail webhook, coredns highlighted as DNS" expect blast.txt 0 \
+  '^! 10\. blast radius if the injector were down +if the injector were down, pods could not be created in 2 namespace\(s\)' \
+  'CRITICAL Deployment kube-system/coredns — DNS' '^ +Deployment shop/web2$' '^ +Deployment shop/trap$' '^0 ok, 1 warning\(s\), 0 error\(s\), 0 could not run$'
+check "kube-system unlabelled" K label namespace kube-system istio-injection-

@@ -16,7 +16,7 @@ use super::{namespace_facts, namespace_named, no_webhooks, ours};
 use crate::{Check, Snapshot, Verdict, webhooks::Target};
 
 const ID: &str = "selfDeadlock";
-const TITLE: &str = "self-deadlock and blast radius";
+const TITLE: &str = "self-deadlock and fragility";
 
 /// The API server's default webhook timeout, seconds.
 pub const DEFAULT_TIMEOUT_SECONDS: i32 = 10;

@@ -1,6 +1,7 @@
 //! The checks, in the order of the troubleshooting page. Each is a function from the
 //! [`Snapshot`] to one [`Check`]; [`run`] makes the report.
 
+pub mod blast_radius;
 pub mod ca_bundle;
 pub mod deadlock;
 pub mod endpoints;
@@ -34,7 +35,13 @@ pub fn run(snapshot: &Snapshot) -> Report {
     if let Some(probe) = probe::check(snapshot) {
         checks.push(probe);
     }
+    checks.push(blast_radius::check(snapshot));
     Report::new(checks)
+}
+
+/// Only the blast radius (`doctor --blast-radius`).
+pub fn run_blast_radius(snapshot: &Snapshot) -> Report {
+    Report::new(vec![blast_radius::check(snapshot)])
 }
 
 /// The injector's configurations as read, or why they cannot be.

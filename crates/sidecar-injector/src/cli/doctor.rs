@@ -65,6 +65,10 @@ pub struct DoctorArgs {
     /// Do not run the end-to-end probe (a server-side dry-run create of a pod).
     #[arg(long)]
     pub no_probe: bool,
+    /// Only the blast radius: what could not be created if the injector were down now (every
+    /// namespace and workload behind a Fail webhook of ours, critical ones highlighted).
+    #[arg(long)]
+    pub blast_radius: bool,
     /// How long each request to the API server, and each TLS handshake, may take.
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Duration,
@@ -97,7 +101,8 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
     };
     let options = GatherOptions {
         settings,
-        probe: (!args.no_probe).then(|| args.probe_namespace.clone().or_else(|| args.namespace.clone())),
+        probe: (!args.no_probe && !args.blast_radius)
+            .then(|| args.probe_namespace.clone().or_else(|| args.namespace.clone())),
         handshake_timeout: args.timeout,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -113,7 +118,11 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
         .await;
         gather(client, options).await
     });
-    let report = checks::run(&snapshot);
+    let report = if args.blast_radius {
+        checks::run_blast_radius(&snapshot)
+    } else {
+        checks::run(&snapshot)
+    };
     let text = match args.output {
         DoctorOutput::Table => doctor_table::render(&report),
         DoctorOutput::Json => {

@@ -5,21 +5,39 @@ use std::fmt::Write as _;
 
 use injector_doctor::{Report, Verdict};
 
+/// The checks' numbers, as the troubleshooting page orders them (stable whichever checks ran).
+const ORDER: &[&str] = &[
+    "webhooks",
+    "policy",
+    "annotationPlacement",
+    "caBundle",
+    "endpoints",
+    "failedCreate",
+    "expiry",
+    "selfDeadlock",
+    "probe",
+    "blastRadius",
+];
+
+fn number(id: &str) -> usize {
+    ORDER.iter().position(|known| *known == id).map_or(0, |i| i + 1)
+}
+
 /// Renders the report.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let width = report.checks.iter().map(|c| c.title.len()).max().unwrap_or(0);
-    for (number, check) in report.checks.iter().enumerate() {
+    for check in &report.checks {
         let _ = writeln!(
             out,
             "{} {}. {:<width$}  {}",
             check.verdict.mark(),
-            number + 1,
+            number(check.id),
             check.title,
             check.summary
         );
     }
-    for (number, check) in report.checks.iter().enumerate() {
+    for check in &report.checks {
         if check.evidence.is_empty() && check.fixes.is_empty() {
             continue;
         }
@@ -27,7 +45,7 @@ pub fn render(report: &Report) -> String {
             out,
             "\n{} {}. {} [{}]",
             check.verdict.mark(),
-            number + 1,
+            number(check.id),
             check.title,
             check.id
         );

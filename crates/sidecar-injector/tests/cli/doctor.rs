@@ -19,8 +19,8 @@ fn without_a_kubeconfig_every_check_says_why_it_cannot_run_and_the_exit_code_is_
     let missing = files.path("missing.kubeconfig");
     let out = run(&["doctor", "--kubeconfig", &missing], "");
     assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
-    let lines: Vec<&str> = out.stdout.lines().take(8).collect();
-    assert_eq!(lines.len(), 8, "{}", out.stdout);
+    let lines: Vec<&str> = out.stdout.lines().take(9).collect();
+    assert_eq!(lines.len(), 9, "{}", out.stdout);
     for line in lines {
         assert!(line.starts_with("? "), "{line}");
     }
@@ -30,7 +30,7 @@ fn without_a_kubeconfig_every_check_says_why_it_cannot_run_and_the_exit_code_is_
         out.stdout
     );
     assert!(out.stdout.contains(&missing), "{}", out.stdout);
-    assert!(out.stdout.contains("8 could not run"));
+    assert!(out.stdout.contains("9 could not run"));
 }
 
 #[test]
