@@ -13,8 +13,11 @@ use crate::{Check, Snapshot, Verdict, webhooks::istio_configuration_name};
 const ID: &str = "webhooks";
 const TITLE: &str = "webhook configuration and namespaces in scope";
 
-/// How a namespaceSelector chooses namespaces.
-pub fn mode(selector: &LabelSelector) -> &'static str {
+/// How a webhook chooses pods: by namespace (opt-in or opt-out), or per pod by its objectSelector.
+pub fn mode(selector: &LabelSelector, object_selector: &LabelSelector) -> &'static str {
+    if !object_selector.matches(&Default::default()) {
+        return "opt-in per pod (objectSelector)";
+    }
     if selector.is_empty() {
         return "every namespace";
     }
@@ -82,7 +85,7 @@ pub fn check(snapshot: &Snapshot) -> Check {
                 "{}/{}: {}, namespaceSelector {}, objectSelector {}, failurePolicy {}{}",
                 configuration.name,
                 webhook.name,
-                mode(&webhook.namespace_selector),
+                mode(&webhook.namespace_selector, &webhook.object_selector),
                 display(&webhook.namespace_selector),
                 display(&webhook.object_selector),
                 webhook.failure_policy,
@@ -117,10 +120,18 @@ pub fn check(snapshot: &Snapshot) -> Check {
         if focus.is_some_and(|f| f != facts.name) {
             continue;
         }
-        let matched: Vec<String> = gate::evaluate(&parsed, &facts, &Default::default())
-            .into_iter()
-            .filter(|v| v.rules_match && v.namespace_selector.matched)
-            .map(|v| v.webhook)
+        let verdicts = gate::evaluate(&parsed, &facts, &Default::default());
+        // Every pod of the namespace (a pod without labels is called) …
+        let matched: Vec<String> = verdicts
+            .iter()
+            .filter(|v| v.called)
+            .map(|v| v.webhook.clone())
+            .collect();
+        // … or only pods that carry the labels an objectSelector wants.
+        let per_pod: Vec<String> = verdicts
+            .iter()
+            .filter(|v| v.rules_match && v.namespace_selector.matched && !v.object_selector.matched)
+            .map(|v| format!("{} ({})", v.object_selector.selector, v.webhook))
             .collect();
         let label = |key: &str| facts.labels.get(key).cloned().unwrap_or_default();
         check.evidence.push(format!(
@@ -268,7 +279,12 @@ mod tests {
             "s",
         )
         .expect("selector");
-        assert_eq!(mode(&selector), "opt-out");
-        assert_eq!(mode(&LabelSelector::everything()), "every namespace");
+        let everything = LabelSelector::everything();
+        assert_eq!(mode(&selector, &everything), "opt-out");
+        assert_eq!(mode(&everything, &everything), "every namespace");
+        let per_pod =
+            LabelSelector::from_value(&json!({"matchLabels": {"sidecar.istio.io/inject": "true"}}), "o")
+                .expect("selector");
+        assert_eq!(mode(&selector, &per_pod), "opt-in per pod (objectSelector)");
     }
 }
