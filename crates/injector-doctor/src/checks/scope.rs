@@ -139,10 +139,10 @@ pub fn check(snapshot: &Snapshot) -> Check {
             facts.name,
             label("istio-injection"),
             label("istio.io/rev"),
-            if matched.is_empty() {
-                "no".to_owned()
-            } else {
-                format!("yes ({})", matched.join(", "))
+            match (matched.is_empty(), per_pod.is_empty()) {
+                (false, _) => format!("yes ({})", matched.join(", ")),
+                (true, false) => format!("only pods labelled {}", per_pod.join(", ")),
+                (true, true) => "no".to_owned(),
             }
         ));
         if !matched.is_empty() {
@@ -240,6 +240,27 @@ mod tests {
                 .iter()
                 .any(|l| l.starts_with("tools") && l.ends_with("no"))
         );
+    }
+
+    #[test]
+    fn a_namespace_reached_only_through_an_object_selector_is_not_in_scope() {
+        let mut snapshot = empty();
+        let mut object = url_webhook("https://127.0.0.1:1/inject", "");
+        object["namespaceSelector"] =
+            json!({"matchExpressions": [{"key": "istio-injection", "operator": "DoesNotExist"}]});
+        object["objectSelector"] = json!({"matchLabels": {"sidecar.istio.io/inject": "true"}});
+        snapshot.webhook_configurations = Ok(vec![configuration("istio-sidecar-injector", vec![object])]);
+        snapshot.namespaces = Ok(vec![namespace("tools", json!({}))]);
+        let check = check(&snapshot);
+        assert_eq!(check.verdict, Verdict::Warning, "{check:?}");
+        assert!(
+            check.evidence.iter().any(|l| l.starts_with("tools")
+                && l.ends_with(
+                    "only pods labelled sidecar.istio.io/inject=true (namespace.sidecar-injector.istio.io)"
+                )),
+            "{check:?}"
+        );
+        assert!(check.evidence[0].contains("opt-in per pod (objectSelector)"));
     }
 
     #[test]
