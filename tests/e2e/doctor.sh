@@ -170,8 +170,10 @@ YAML
 
 # ---------------------------------------------------------------------------- 1. healthy
 scenario "1: a healthy cluster"
+t=$(date +%s%N)
 doctor healthy.txt
-check "doctor: every check passes, exit 0" expect healthy.txt 0 '^✓ 10\. blast radius.*in 1 namespace\(s\): 0 workload\(s\)' \
+took=$(secs_since "$t")
+check "doctor: every check passes, exit 0 (the whole run took $took s)" expect healthy.txt 0 '^✓ 10\. blast radius.*in 1 namespace\(s\): 0 workload\(s\)' \
   '^✓ 1\. webhook configuration.*namespaces in scope: shop' '^✓ 2\. default injection policy +policy: enabled' \
   '^✓ 3\. ' '^✓ 4\. caBundle.*2 webhook\(s\)' '^✓ 5\. ' '^✓ 6\. ' '^✓ 7\. ' '^✓ 8\. ' \
   '^✓ 9\. end-to-end probe.*namespace shop came back injected, as explain predicts, in [0-9]+ ms' \
