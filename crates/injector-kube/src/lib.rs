@@ -16,7 +16,10 @@
 //!   leader only), its classification of failures, metrics and `/readyz` detail;
 //! * [`runtime`]: the watches, the Lease, and the wiring of all of the above;
 //! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`);
-//! * [`fleet`]: the reads of `preview` and `outdated`, and `outdated --restart`'s patch.
+//! * [`fleet`]: the reads of `preview` and `outdated`, and `outdated --restart`'s patch;
+//! * [`reads`], [`handshake`], [`doctor_snapshot`], [`live_explain`]: the one-shot reads of live `explain` and
+//!   `doctor` (each failure says which permission it needs), TLS handshakes with loopback
+//!   webhooks only, and the snapshot `doctor`'s pure checks run on.
 //!
 //! The engine and the decision logic never depend on this crate.
 
@@ -24,10 +27,14 @@ pub mod ca_set;
 pub mod certificates;
 pub mod client;
 pub mod configmaps;
+pub mod doctor_snapshot;
 pub mod events;
 pub mod fleet;
+pub mod handshake;
+pub mod live_explain;
 pub mod nodes;
 pub mod probe;
+pub mod reads;
 pub mod runtime;
 pub mod status;
 mod watch;

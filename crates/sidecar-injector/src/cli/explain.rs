@@ -22,24 +22,58 @@ use super::{
 #[command(after_help = "Examples:\n  \
     sidecar-injector explain -f deployment.yaml\n  \
     sidecar-injector explain -f deployment.yaml --namespace ns.yaml --webhook mwc.yaml --injector-config cm.yaml\n  \
-    kubectl get deploy web -o yaml | sidecar-injector explain -f - -o json")]
+    kubectl get deploy web -o yaml | sidecar-injector explain -f - -o json\n\n\
+    Against a cluster (the namespace, webhooks and ConfigMap are read from it):\n  \
+    sidecar-injector explain -n shop deployment/web\n  \
+    sidecar-injector explain -n shop pod/web-7d4b9-x2x7q -o json\n  \
+    sidecar-injector explain --context prod -f deployment.yaml")]
 pub struct ExplainArgs {
+    /// A workload in the cluster, TYPE/NAME: pod/NAME, deployment/NAME, statefulset/NAME,
+    /// daemonset/NAME, replicaset/NAME, job/NAME or cronjob/NAME (kubectl's short names work).
+    #[arg(value_name = "TYPE/NAME", conflicts_with = "file")]
+    pub target: Option<String>,
     /// The workload: a Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
     /// ReplicationController or DeploymentConfig; multi-document YAML and `List`s work; `-` reads stdin.
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    pub file: PathBuf,
-    /// The Namespace object the pods are created in (`kubectl get ns NAME -o yaml`), for its labels.
-    #[arg(long, value_name = "NAMESPACE.yaml")]
-    pub namespace: Option<PathBuf>,
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "FILE",
+        required_unless_present = "target"
+    )]
+    pub file: Option<PathBuf>,
+    /// Offline: the Namespace object the pods are created in (`kubectl get ns NAME -o yaml`), for
+    /// its labels. Against a cluster: the namespace's name (default: the kubeconfig context's).
+    #[arg(short = 'n', long, value_name = "NAMESPACE.yaml|NS")]
+    pub namespace: Option<String>,
+    /// Read from the cluster even with -f (implied by TYPE/NAME, --kubeconfig and --context): the
+    /// namespace, the revision's webhook configurations and the injector ConfigMap.
+    #[arg(long)]
+    pub live: bool,
+    /// Kubeconfig file for live explain (default: KUBECONFIG, ~/.kube/config, in-cluster).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context for live explain.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Live explain: the namespace of the injector ConfigMap.
+    #[arg(
+        long,
+        visible_alias = "istio-namespace",
+        default_value = "istio-system",
+        value_name = "NS"
+    )]
+    pub injector_namespace: String,
     /// The MutatingWebhookConfiguration(s) (`kubectl get mutatingwebhookconfiguration NAME -o yaml`).
     /// Without it, the webhooks Istio's chart installs for --revision are assumed (opt-in with the
     /// namespace label istio-injection=enabled or istio.io/rev, or the pod label
     /// sidecar.istio.io/inject=true); `none` assumes the injector is called whatever the labels.
     #[arg(long, value_name = "MWC.yaml|none")]
     pub webhook: Option<PathBuf>,
-    /// The Istio revision whose chart webhooks are assumed when --webhook is not given.
-    #[arg(long, default_value = "default", value_name = "REVISION")]
-    pub revision: String,
+    /// The Istio revision whose chart webhooks are assumed when --webhook is not given (offline),
+    /// or whose webhooks and ConfigMap are read (live; default: the namespace's istio.io/rev
+    /// label, else `default`).
+    #[arg(long, value_name = "REVISION")]
+    pub revision: Option<String>,
     /// The injector ConfigMap (`istio-sidecar-injector`), or its raw `config` YAML. Without it,
     /// Istio's defaults apply (policy `enabled`).
     #[arg(long, value_name = "CONFIGMAP_OR_CONFIG.yaml")]
@@ -72,10 +106,25 @@ pub enum OutputFormat {
     Yaml,
 }
 
+/// Whether `explain` reads from the cluster.
+fn is_live(args: &ExplainArgs) -> bool {
+    args.live || args.target.is_some() || args.kubeconfig.is_some() || args.context.is_some()
+}
+
 /// Runs `explain`. Everything is read and checked before anything is printed.
 pub fn run(args: &ExplainArgs) -> Result<()> {
+    if is_live(args) {
+        return run_live(args);
+    }
+    let Some(file) = args.file.as_deref() else {
+        bail!("give -f FILE, or TYPE/NAME to read the workload from the cluster");
+    };
     let (config, origin, config_warnings) = load_config(args)?;
-    let namespace = args.namespace.as_deref().map(load_namespace).transpose()?;
+    let namespace = args
+        .namespace
+        .as_deref()
+        .map(|p| load_namespace(std::path::Path::new(p)))
+        .transpose()?;
     let given = match args.webhook.as_deref() {
         Some(path) if path.as_os_str() == "none" => None,
         Some(path) => Some(load_webhooks(path)?),
@@ -85,10 +134,10 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         (Some(configurations), _) => Webhooks::Given(configurations),
         (None, true) => Webhooks::AssumeCalled,
         (None, false) => Webhooks::IstioChart {
-            revision: &args.revision,
+            revision: args.revision.as_deref().unwrap_or("default"),
         },
     };
-    let workloads = load_workloads(args)?;
+    let workloads = load_workloads(file)?;
 
     let explanations: Vec<Explanation> = workloads
         .iter()
@@ -138,6 +187,52 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     Ok(())
 }
 
+/// Live explain: the same report, with what was read from the cluster (`cluster` in JSON).
+fn run_live(args: &ExplainArgs) -> Result<()> {
+    let results = super::explain_live::explain_live(args)?;
+    let rendered = match args.output {
+        OutputFormat::Table => {
+            let mut text = String::new();
+            for (index, (explanation, facts)) in results.iter().enumerate() {
+                if index > 0 {
+                    text.push('\n');
+                }
+                text.push_str(&explain_table::render(
+                    std::slice::from_ref(explanation),
+                    explain_table::use_color(),
+                ));
+                text.push_str(&super::explain_live::render_facts(explanation, facts));
+            }
+            text
+        }
+        OutputFormat::Json | OutputFormat::Yaml => {
+            let combined: Vec<serde_json::Value> = results
+                .iter()
+                .map(|(explanation, facts)| {
+                    let mut value = serde_json::to_value(explanation).context("cannot encode the result")?;
+                    if let Some(map) = value.as_object_mut() {
+                        map.insert(
+                            "cluster".to_owned(),
+                            serde_json::to_value(facts).context("cannot encode the result")?,
+                        );
+                    }
+                    Ok(value)
+                })
+                .collect::<Result<_>>()?;
+            if args.output == OutputFormat::Json {
+                render_json(&combined)?
+            } else {
+                render_yaml(&combined)?
+            }
+        }
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(rendered.as_bytes())
+        .context("cannot write to standard output")?;
+    Ok(())
+}
+
 fn load_config(args: &ExplainArgs) -> Result<(InjectorConfig, ConfigOrigin, Vec<String>)> {
     let Some(path) = &args.injector_config else {
         return Ok((InjectorConfig::default(), ConfigOrigin::IstioDefaults, Vec::new()));
@@ -175,8 +270,8 @@ fn load_webhooks(path: &std::path::Path) -> Result<Vec<WebhookConfiguration>> {
 /// Reads the workloads. Objects that are not workloads (a Service next to a Deployment) are
 /// skipped with a note; a stream without any workload is an error. A workload that `inject` could
 /// not decode (`containers: "x"`) is the same error here, with the same message.
-fn load_workloads(args: &ExplainArgs) -> Result<Vec<PodTemplate>> {
-    let source = input::read_source(&args.file)?;
+fn load_workloads(file: &std::path::Path) -> Result<Vec<PodTemplate>> {
+    let source = input::read_source(file)?;
     let mut workloads = Vec::new();
     let mut skipped: Vec<Located> = Vec::new();
     for object in input::objects(&source)? {
@@ -238,7 +333,10 @@ fn patches(args: &ExplainArgs, workloads: &[PodTemplate]) -> Result<Vec<show_pat
         injector_engine::pipeline::Options::default(),
     )
     .map_err(|e| anyhow::anyhow!("injector configuration: {e}"))?;
-    let source = input::read_source(&args.file)?;
+    let Some(file) = args.file.as_deref() else {
+        return Ok(Vec::new());
+    };
+    let source = input::read_source(file)?;
     let mut changes = Vec::new();
     let mut objects = input::objects(&source)?.into_iter();
     for workload in workloads {

@@ -5,7 +5,10 @@
 
 mod cluster;
 mod completion;
+mod doctor;
+mod doctor_table;
 mod explain;
+mod explain_live;
 mod explain_table;
 mod fleet_input;
 mod fleet_table;
@@ -42,6 +45,8 @@ pub struct Cli {
 pub enum Command {
     /// Explain why a pod is, or is not, injected with a sidecar.
     Explain(explain::ExplainArgs),
+    /// Check the injection path of a live cluster: the troubleshooting page as one command.
+    Doctor(doctor::DoctorArgs),
     /// Run the admission webhook (HTTPS) and its monitoring endpoints.
     Serve(Box<serve::ServeArgs>),
     /// Inject the sidecar into Kubernetes manifests, like `istioctl kube-inject`.
@@ -65,6 +70,7 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Explain(args) => explain::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Doctor(args) => doctor::run(&args),
         Command::Inject(args) => inject::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => serve::run(*args).map(|()| ExitCode::SUCCESS),
         Command::Template(args) => template::run(args),

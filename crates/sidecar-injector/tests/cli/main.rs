@@ -7,6 +7,7 @@
 
 mod abuse;
 mod completion;
+mod doctor;
 mod explain;
 mod fleet;
 mod inject;
