@@ -40,34 +40,17 @@ declare -A PID=()
 # shellcheck source=tests/e2e/lib.sh
 . "$HERE/lib.sh"
 
-finish() {
-  local rc=$? name
-  set +e
-  trap - INT TERM
-  if [ "$rc" -ne 0 ] && [ "$FAIL" -eq 0 ]; then bad "aborted (exit status $rc)"; fi
-  for name in "${!PID[@]}"; do stop_pid "${PID[$name]}"; done
-  if [ -n "$CP_STARTED" ]; then "$HERE/control-plane.sh" down "$DIR" >&2 || bad "control plane did not stop cleanly"; fi
-  if [ "$FAIL" -gt 0 ] || [ -n "${DOCTOR_E2E_KEEP:-}" ]; then echo "$E2E: kept $DIR" >&2; else rm -rf "$DIR"; fi
-  log "duration: total $(secs_since "$T0") s"
-  echo "$PASS passed, $FAIL failed"
-  if [ "$FAIL" -gt 0 ] || [ "$PASS" -eq 0 ]; then exit 1; fi
-  exit 0
-}
-trap finish EXIT
-trap 'echo "$E2E: interrupted" >&2; FAIL=$((FAIL + 1)); exit 130' INT TERM
-scenario() { echo; log "==== scenario $*"; }
+KEEP=${DOCTOR_E2E_KEEP:-}
+FAILURE_LOGS=("$DIR/logs/kube-apiserver.log" "$DIR/*.log")
+stop_processes() { local name; for name in "${!PID[@]}"; do stop_pid "${PID[$name]}"; done; }
+trap e2e_finish EXIT
+trap e2e_interrupted INT TERM
 
 # ---------------------------------------------------------------------------- set-up
 build_release || exit 1
 command -v curl >/dev/null || { bad "curl is needed"; exit 1; }
 command -v openssl >/dev/null || { bad "openssl is needed"; exit 1; }
-t=$(date +%s%N)
-CP_STARTED=1
-if "$HERE/control-plane.sh" up "$DIR" > "$DIR/up.out"; then ok "control plane up ($(secs_since "$t") s)"; else bad "control plane up"; exit 1; fi
-DEADLINE=$(( $(date +%s) + ${DOCTOR_E2E_BUDGET:-400} ))
-# shellcheck disable=SC1091
-. "$DIR/env"
-K() { "$DIR/kubectl" --request-timeout=30s "$@"; }
+control_plane_up "${DOCTOR_E2E_BUDGET:-400}"
 b64() { base64 -w0 < "$1"; }
 
 # serve NAME PORT [ARGS...]: a file-mode injector on 127.0.0.1:PORT, waited for until ready
@@ -213,12 +196,7 @@ metadata: {name: doctor-partial}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: doctor-partial}
 subjects: [{kind: ServiceAccount, name: doctor-partial, namespace: default}]
 YAML
-  local token; token=$(K -n default create token doctor-partial --duration=1h) &&
-  K --kubeconfig "$DIR/partial.kubeconfig" config set-cluster e2e --server="$KUBE_API_SERVER" \
-    --certificate-authority="$KUBE_CA_FILE" --embed-certs=true >/dev/null &&
-  K --kubeconfig "$DIR/partial.kubeconfig" config set-credentials partial --token="$token" >/dev/null &&
-  K --kubeconfig "$DIR/partial.kubeconfig" config set-context e2e --cluster=e2e --user=partial >/dev/null &&
-  K --kubeconfig "$DIR/partial.kubeconfig" config use-context e2e >/dev/null
+  sa_kubeconfig default doctor-partial "$DIR/partial.kubeconfig" 1h
 }
 check "a ServiceAccount that may read everything but events and secrets (and create nothing)" make_partial
 DOCTOR_KUBECONFIG=$DIR/partial.kubeconfig doctor partial.txt
