@@ -3,11 +3,17 @@
 //! ConfigMaps, or the embedded default), and the webhooks that decide which pods the injector
 //! sees (given, the cluster's, or Istio's chart).
 
-use std::path::{Path, PathBuf};
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use injector_core::{explain::ConfigOrigin, gate::WebhookConfiguration};
+use injector_core::{
+    explain::{ConfigOrigin, Webhooks},
+    gate::WebhookConfiguration,
+};
 use injector_engine::pipeline::{Injector, Options};
 use injector_fleet::snapshot::Snapshot;
 use injector_kube::fleet as live;
@@ -190,6 +196,52 @@ pub struct Cluster {
     pub notes: Vec<String>,
     /// The live client, when live.
     pub client: Option<kube::Client>,
+}
+
+impl Cluster {
+    /// The webhooks the decisions assume: those read or given, none at all with `--webhook none`
+    /// (every pod is assumed to reach the injector), else Istio's chart for `--revision`.
+    pub fn decision_webhooks<'a>(&'a self, source: &'a SourceArgs) -> Webhooks<'a> {
+        match (&self.webhooks, self.assume_called) {
+            (_, true) => Webhooks::AssumeCalled,
+            (Some(given), false) => Webhooks::Given(given),
+            (None, false) => Webhooks::IstioChart {
+                revision: &source.revision,
+            },
+        }
+    }
+
+    /// The reading's notes, then each configuration's warnings prefixed with its role
+    /// (`current configuration: ...`).
+    pub fn notes_with(&self, sides: &[(&str, &LoadedSide)]) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        for (role, side) in sides {
+            notes.extend(side.warnings.iter().map(|w| format!("{role} configuration: {w}")));
+        }
+        notes
+    }
+}
+
+/// The report as pretty JSON, with `extra` fields added at its top level.
+pub fn report_json(report: &impl serde::Serialize, extra: Vec<(&str, Value)>) -> Result<String> {
+    let mut value = serde_json::to_value(report).context("cannot encode the report")?;
+    if let Some(map) = value.as_object_mut() {
+        for (key, field) in extra {
+            map.insert(key.to_owned(), field);
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&value).context("cannot encode the report")?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Writes `text` to standard output, whole.
+pub fn print(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .context("cannot write to standard output")
 }
 
 /// Whether the objects come from the cluster.

@@ -1,11 +1,10 @@
 //! `sidecar-injector outdated`: the pods whose sidecar is not what the current configuration
 //! injects today, grouped by owner, with the rollout commands; `--restart` runs them, paced.
 
-use std::{io::Write, process::ExitCode, time::Duration};
+use std::{process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use injector_core::explain::Webhooks;
 use injector_fleet::{
     outdated::outdated,
     preview::{Cluster as DecisionInputs, Side},
@@ -81,13 +80,7 @@ pub fn run(args: &OutdatedArgs) -> Result<ExitCode> {
     let cluster = fleet_input::read(&args.source, &args.current, &runtime)?;
     let current =
         fleet_input::load_side(&cluster.current, &args.source, &[]).context("the current configuration")?;
-    let webhooks = match (&cluster.webhooks, cluster.assume_called) {
-        (_, true) => Webhooks::AssumeCalled,
-        (Some(given), false) => Webhooks::Given(given),
-        (None, false) => Webhooks::IstioChart {
-            revision: &args.source.revision,
-        },
-    };
+    let webhooks = cluster.decision_webhooks(&args.source);
     let report = outdated(
         &cluster.snapshot,
         DecisionInputs {
@@ -99,33 +92,18 @@ pub fn run(args: &OutdatedArgs) -> Result<ExitCode> {
             origin: &current.origin,
         },
     );
-    let mut notes = cluster.notes.clone();
-    notes.extend(
-        current
-            .warnings
-            .iter()
-            .map(|w| format!("current configuration: {w}")),
-    );
+    let notes = cluster.notes_with(&[("current", &current)]);
     let text = match args.output {
-        Format::Json => {
-            let mut value = serde_json::to_value(&report).context("cannot encode the report")?;
-            if let Some(map) = value.as_object_mut() {
-                map.insert("current".to_owned(), current.description.clone().into());
-                map.insert("notes".to_owned(), notes.into());
-            }
-            let mut text = serde_json::to_string_pretty(&value).context("cannot encode the report")?;
-            text.push('\n');
-            text
-        }
+        Format::Json => fleet_input::report_json(
+            &report,
+            vec![
+                ("current", current.description.clone().into()),
+                ("notes", notes.into()),
+            ],
+        )?,
         Format::Table => fleet_table::outdated(&report, &current.description, &notes),
     };
-    {
-        let mut stdout = std::io::stdout().lock();
-        stdout
-            .write_all(text.as_bytes())
-            .context("cannot write to standard output")?;
-        stdout.flush().context("cannot write to standard output")?;
-    }
+    fleet_input::print(&text)?;
     if !args.restart {
         return Ok(ExitCode::SUCCESS);
     }

@@ -1,11 +1,10 @@
 //! `sidecar-injector preview`: a proposed configuration against every workload, beside the
 //! current one, before it is rolled out.
 
-use std::{io::Write, path::PathBuf, process::ExitCode};
+use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use injector_core::explain::Webhooks;
 use injector_fleet::preview::{Cluster as DecisionInputs, Side, preview};
 
 use super::{
@@ -114,13 +113,7 @@ pub fn run(args: &PreviewArgs) -> Result<ExitCode> {
     let proposed = fleet_input::load_side(&proposed_texts, &args.source, &templates)
         .context("the proposed configuration")?;
 
-    let webhooks = match (&cluster.webhooks, cluster.assume_called) {
-        (_, true) => Webhooks::AssumeCalled,
-        (Some(given), false) => Webhooks::Given(given),
-        (None, false) => Webhooks::IstioChart {
-            revision: &args.source.revision,
-        },
-    };
+    let webhooks = cluster.decision_webhooks(&args.source);
     let started = std::time::Instant::now();
     let report = preview(
         &cluster.snapshot.workloads,
@@ -138,48 +131,28 @@ pub fn run(args: &PreviewArgs) -> Result<ExitCode> {
         },
     );
     let elapsed = started.elapsed();
-    let mut notes = cluster.notes.clone();
-    notes.extend(
-        current
-            .warnings
-            .iter()
-            .map(|w| format!("current configuration: {w}")),
-    );
-    notes.extend(
-        proposed
-            .warnings
-            .iter()
-            .map(|w| format!("proposed configuration: {w}")),
-    );
+    let notes = cluster.notes_with(&[("current", &current), ("proposed", &proposed)]);
+    let proposed_description = proposed_description(&proposed_texts, &templates);
     let text = match args.output {
-        Format::Json => {
-            let mut value = serde_json::to_value(&report).context("cannot encode the report")?;
-            if let Some(map) = value.as_object_mut() {
-                map.insert("current".to_owned(), current.description.clone().into());
-                map.insert(
-                    "proposed".to_owned(),
-                    proposed_description(&proposed_texts, &templates).into(),
-                );
-                map.insert("breaks".to_owned(), report.breaks().into());
-                map.insert("notes".to_owned(), notes.into());
-            }
-            let mut text = serde_json::to_string_pretty(&value).context("cannot encode the report")?;
-            text.push('\n');
-            text
-        }
+        Format::Json => fleet_input::report_json(
+            &report,
+            vec![
+                ("current", current.description.clone().into()),
+                ("proposed", proposed_description.into()),
+                ("breaks", report.breaks().into()),
+                ("notes", notes.into()),
+            ],
+        )?,
         Format::Table => fleet_table::preview(
             &report,
             &current.description,
-            &proposed_description(&proposed_texts, &templates),
+            &proposed_description,
             &notes,
             elapsed,
             args.max_names,
         ),
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to standard output")?;
+    fleet_input::print(&text)?;
     Ok(if report.breaks() {
         ExitCode::from(EXIT_BREAKS)
     } else {
