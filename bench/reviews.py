@@ -79,7 +79,7 @@ def replicaset_pod():
 
 
 def bench_pod(containers):
-    """pods.rs's `pod`: a ReplicaSet-created pod in namespace shop."""
+    """pods.rs's `pod`, a ReplicaSet-created pod in namespace shop, with the API server's empty status."""
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {
@@ -89,6 +89,9 @@ def bench_pod(containers):
                                  "controller": True, "uid": "0b1c"}],
         },
         "spec": {"serviceAccountName": "web", "containers": containers},
+        # The API server always sends a status; without it the two injectors' pods differ by
+        # an empty status object (ours adds one, Istio's does not).
+        "status": {},
     }
 
 
