@@ -142,6 +142,7 @@ for round in $(seq "$ROUNDS"); do
     start_server "$kind"
     for n in $CONCURRENCY; do
       c=$(( n < 8 ? n : 8 )); m=$(( n / c ))
+      rm -f "$OUT/requests.tsv"   # h2load appends to its log file
       before=$(cpu_ticks "$pid")
       "${load_cpu[@]}" h2load -c "$c" -m "$m" -t 1 -D "$DURATION" --warm-up-time "$WARMUP" -d "$review" \
         -H 'content-type: application/json' --log-file "$OUT/requests.tsv" "https://127.0.0.1:$PORT/inject?timeout=10s" \
