@@ -6,12 +6,20 @@
 //! size and the serialization work resemble the real thing. Pods annotated
 //! `sidecar.istio.io/inject: "false"` are skipped.
 //!
+//! `--patch-from RESPONSE` makes it the server's ceiling for bench/side-by-side.sh: every pod
+//! gets the patch bytes of RESPONSE (an AdmissionReview response saved from `sidecar-injector
+//! serve` for the same review), so the bytes on the wire are the real engine's while no engine
+//! runs. The example runs on mimalloc, the binary's allocator, so that the ceiling differs from
+//! `serve` only by the engine.
+//!
 //! Options (all optional): `--addr 127.0.0.1:15017 --monitoring-addr 127.0.0.1:15014
-//! --write-ca /tmp/ca.pem --max-concurrency 64 --log-format text|json --inline` (`--inline`
+//! --write-ca /tmp/ca.pem --patch-from response.json --max-concurrency 64 --log-format text|json --inline` (`--inline`
 //! runs the engine on the async worker instead of the blocking pool). Logs per admission are
 //! at `info`; set `RUST_LOG=warn` under load.
 
 use std::collections::BTreeMap;
+
+use base64::Engine as _;
 
 use injector_server::{
     AdmissionInput, AdmissionOutcome, CertSource, ConfigStore, Injector, LogFormat, ServeOptions,
@@ -19,7 +27,13 @@ use injector_server::{
 };
 use serde_json::{Value, json};
 
-struct FakeEngine;
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The fake engine: a canned patch when given one, else an Istio-sized patch built per pod.
+struct FakeEngine {
+    canned: Option<Vec<u8>>,
+}
 
 /// The "configuration": the proxy image and a few values, like the real values file.
 struct FakeConfig {
@@ -35,6 +49,12 @@ impl Injector for FakeEngine {
         if meta["annotations"]["sidecar.istio.io/inject"] == "false" {
             return AdmissionOutcome::Skipped {
                 reason: "annotation sidecar.istio.io/inject=false".into(),
+            };
+        }
+        if let Some(patch) = &self.canned {
+            return AdmissionOutcome::Patched {
+                patch: patch.clone(),
+                reason: "injected (canned patch)".into(),
             };
         }
         let name = meta["name"]
@@ -103,6 +123,19 @@ impl Injector for FakeEngine {
     }
 }
 
+/// The JSON Patch of a saved AdmissionReview response, decoded from `response.patch`.
+fn patch_of_response(path: &str) -> Result<Vec<u8>, String> {
+    let raw = std::fs::read(path).map_err(|e| format!("--patch-from {path}: {e}"))?;
+    let review: Value =
+        serde_json::from_slice(&raw).map_err(|e| format!("--patch-from {path}: not JSON: {e}"))?;
+    let encoded = review["response"]["patch"]
+        .as_str()
+        .ok_or_else(|| format!("--patch-from {path}: no response.patch (was the pod injected?)"))?;
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|e| format!("--patch-from {path}: response.patch is not base64: {e}"))
+}
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -153,12 +186,89 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect(),
         })
     });
-    injector_server::run(options, FakeEngine, config, injector_server::shutdown_signal()).await?;
+    let canned = arg(&args, "--patch-from")
+        .map(|path| patch_of_response(&path))
+        .transpose()?;
+    injector_server::run(
+        options,
+        FakeEngine { canned },
+        config,
+        injector_server::shutdown_signal(),
+    )
+    .await?;
     Ok(())
 }
 
 fn init(format: LogFormat) {
     if let Err(e) = injector_server::init_logging(format) {
         eprintln!("logging: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(object: Value) -> AdmissionInput {
+        AdmissionInput {
+            uid: "u".into(),
+            namespace: "shop".into(),
+            operation: "CREATE".into(),
+            dry_run: false,
+            object,
+            path_env: BTreeMap::new(),
+            path: "/inject".into(),
+            deadline: std::time::Instant::now(),
+        }
+    }
+
+    fn config() -> FakeConfig {
+        FakeConfig {
+            image: "proxy".into(),
+            env: BTreeMap::new(),
+        }
+    }
+
+    fn saved_response(body: &Value) -> tempfile::NamedTempFile {
+        let file = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(file.path(), serde_json::to_vec(body).expect("json")).expect("write");
+        file
+    }
+
+    #[test]
+    fn the_ceiling_answers_the_saved_responses_patch_bytes_exactly() {
+        let patch = br#"[{"op":"add","path":"/spec/containers/-","value":{"name":"istio-proxy"}}]"#;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(patch);
+        let file = saved_response(&json!({"response": {"uid": "x", "allowed": true, "patch": encoded}}));
+        let canned = patch_of_response(file.path().to_str().expect("utf-8")).expect("decodes");
+        let engine = FakeEngine { canned: Some(canned) };
+        let pod = json!({"metadata": {"generateName": "web-"}, "spec": {"containers": []}});
+        match engine.admit(&config(), &input(pod)) {
+            AdmissionOutcome::Patched { patch: answered, .. } => assert_eq!(answered, patch),
+            other => panic!("expected the canned patch, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_response_without_a_patch_is_refused_naming_the_file() {
+        let file = saved_response(&json!({"response": {"uid": "x", "allowed": true}}));
+        let path = file.path().to_str().expect("utf-8");
+        let error = patch_of_response(path).expect_err("no patch");
+        assert!(
+            error.contains(path) && error.contains("no response.patch"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn opted_out_pods_are_still_skipped_with_a_canned_patch() {
+        let engine = FakeEngine {
+            canned: Some(b"[]".to_vec()),
+        };
+        let pod = json!({"metadata": {"annotations": {"sidecar.istio.io/inject": "false"}}});
+        assert!(matches!(
+            engine.admit(&config(), &input(pod)),
+            AdmissionOutcome::Skipped { .. }
+        ));
     }
 }
