@@ -14,7 +14,10 @@ use injector_core::{
     gate::{NamespaceFacts, WebhookConfiguration},
     workload::{self, PodTemplate},
 };
-use injector_engine::pipeline::{Injector, Options, Request};
+use injector_engine::{
+    pipeline::{Injector, Options, Request},
+    status::parse_status,
+};
 use injector_kube::live_explain::{self, LiveContext};
 use serde::Serialize;
 use serde_json::Value;
@@ -227,24 +230,11 @@ fn pod_state(
     config: &InjectorConfig,
     would_inject: bool,
 ) -> PodState {
-    let status = pod
+    let status_text = pod
         .pointer("/metadata/annotations/sidecar.istio.io~1status")
-        .and_then(Value::as_str)
-        .and_then(|text| serde_json::from_str::<Value>(text).ok());
-    let names = |field: &str| -> Vec<String> {
-        status
-            .as_ref()
-            .and_then(|s| s.get(field))
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+        .and_then(Value::as_str);
+    let status = status_text.and_then(|text| serde_json::from_str::<Value>(text).ok());
+    let previous = status_text.map(parse_status).unwrap_or_default();
     let templates = pod
         .pointer("/metadata/annotations/inject.istio.io~1templates")
         .and_then(Value::as_str)
@@ -258,7 +248,11 @@ fn pod_state(
             .and_then(|s| s.get("revision"))
             .and_then(Value::as_str)
             .map(str::to_owned),
-        injected_containers: [names("initContainers"), names("containers")].concat(),
+        injected_containers: [
+            previous.init_containers.as_slice(),
+            previous.containers.as_slice(),
+        ]
+        .concat(),
         templates,
         up_to_date: None,
         differences: Vec::new(),
@@ -286,7 +280,7 @@ fn pod_state(
             "injected by revision {by}; the namespace now selects revision {revision}"
         ));
     }
-    match current_injection(pod, context, revision, &names("initContainers")) {
+    match current_injection(pod, context, revision, &previous.init_containers) {
         Ok(current) => {
             state
                 .differences
