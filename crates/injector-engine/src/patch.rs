@@ -29,11 +29,36 @@ pub fn create_patch_keeping(
     injected: &Value,
     kept: &[&str],
 ) -> Result<Vec<u8>, PatchError> {
+    write_patch(original, injected, kept, None)
+}
+
+/// [`create_patch_keeping`] for an `original` as the API server sent it, whose Go round trip
+/// through the type `root` (`v1/Pod`) `injected` started from: differences the round trip makes on
+/// its own (zero values Go prints for unset fields, `null`s it drops, canonical quantities) are
+/// not the injection's and get no operation, as in Istio's patch, which is taken from the round
+/// trip (SPEC §b.3). The API server decodes the patched object into the same Go type, so it stores
+/// the same pod either way.
+pub fn create_patch_over_round_trip(
+    root: &str,
+    original: &Value,
+    injected: &Value,
+    kept: &[&str],
+) -> Result<Vec<u8>, PatchError> {
+    write_patch(original, injected, kept, Some(root))
+}
+
+fn write_patch(
+    original: &Value,
+    injected: &Value,
+    kept: &[&str],
+    round_trip_root: Option<&str>,
+) -> Result<Vec<u8>, PatchError> {
     let mut writer = PatchWriter {
         out: Vec::with_capacity(1024),
         path: String::new(),
         first: true,
         kept,
+        round_trip_root,
     };
     writer.out.push(b'[');
     writer.diff(original, injected)?;
@@ -47,6 +72,9 @@ struct PatchWriter<'k> {
     path: String,
     first: bool,
     kept: &'k [&'k str],
+    /// The Go type `original` was round-tripped through, when differences the round trip alone
+    /// makes are to be left out.
+    round_trip_root: Option<&'k str>,
 }
 
 impl PatchWriter<'_> {
@@ -58,6 +86,7 @@ impl PatchWriter<'_> {
             (Value::Object(before), Value::Object(after)) => self.diff_object(before, after),
             (Value::Array(before), Value::Array(after)) => self.diff_array(before, after),
             _ if original == injected => Ok(()),
+            _ if self.restated(Some(original), Some(injected)) => Ok(()),
             _ => self.operation("replace", Some(injected)),
         }
     }
@@ -79,13 +108,14 @@ impl PatchWriter<'_> {
         for (key, new) in after.iter().skip(in_step) {
             self.at_key(key, |w| match before.get(key) {
                 Some(old) => w.diff(old, new),
+                None if w.restated(None, Some(new)) => Ok(()),
                 None => w.operation("add", Some(new)),
             })?;
         }
         for key in before.keys().skip(in_step) {
             if !after.contains_key(key) {
                 self.at_key(key, |w| {
-                    if w.kept_here() {
+                    if w.kept_here() || w.restated(before.get(key), None) {
                         Ok(())
                     } else {
                         w.operation("remove", None)
@@ -123,6 +153,25 @@ impl PatchWriter<'_> {
             self.at_index(head + offset, |w| w.operation("remove", None))?;
         }
         Ok(())
+    }
+
+    /// Whether `before` → `after` at the current position is only what the Go round trip of the
+    /// original does there (see [`create_patch_over_round_trip`]). Only differences that can be of
+    /// that kind are looked up: zero-like values appearing or disappearing, `null` or a scalar
+    /// rewritten.
+    fn restated(&self, before: Option<&Value>, after: Option<&Value>) -> bool {
+        let Some(root) = self.round_trip_root else {
+            return false;
+        };
+        let candidate = match (before, after) {
+            (None, Some(value)) | (Some(value), None) => zero_like(value),
+            (Some(Value::Null), Some(_)) => true,
+            (Some(old), Some(new)) => is_scalar(old) && is_scalar(new),
+            (None, None) => false,
+        };
+        candidate
+            && crate::normalize::normalized_at(root, &self.path, before)
+                .is_some_and(|printed| printed.as_ref() == after)
     }
 
     /// Whether the current position is one the patch must leave alone.
@@ -181,6 +230,23 @@ impl PatchWriter<'_> {
         };
         write(&mut self.out, &self.path).map_err(|e| PatchError(e.to_string()))
     }
+}
+
+/// Whether `value` could be a zero value Go prints (or drops): `null`, `false`, `0`, `""`, `"0"`,
+/// `[]`, or an object of such values.
+fn zero_like(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(false) => true,
+        Value::Number(number) => number.as_f64() == Some(0.0),
+        Value::String(text) => text.is_empty() || text == "0",
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.values().all(zero_like),
+        Value::Bool(true) => false,
+    }
+}
+
+fn is_scalar(value: &Value) -> bool {
+    matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_))
 }
 
 /// Equality that also requires the same key order: cheap (no hashing) and never wrong when it
@@ -283,5 +349,72 @@ mod tests {
     fn bad_patches_are_errors() {
         assert!(apply_patch(&json!({}), b"not json").is_err());
         assert!(apply_patch(&json!({}), br#"[{"op":"remove","path":"/missing"}]"#).is_err());
+    }
+
+    #[test]
+    fn what_the_go_round_trip_does_alone_gets_no_operation() {
+        // As the API server sends a pod: `creationTimestamp: null`, no `status`, a container
+        // without `resources`, a quantity written non-canonically.
+        let received = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "creationTimestamp": null},
+            "spec": {"containers": [
+                {"name": "app", "image": "nginx"},
+                {"name": "db", "image": "pg", "resources": {"requests": {"cpu": "0.1"}}}
+            ]}
+        });
+        let injected = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "annotations": {"sidecar.istio.io/status": "{}"}},
+            "spec": {"containers": [
+                {"name": "app", "image": "nginx", "resources": {}},
+                {"name": "db", "image": "pg", "resources": {"requests": {"cpu": "100m"}}},
+                {"name": "istio-proxy", "image": "proxyv2", "resources": {}}
+            ]},
+            "status": {}
+        });
+        let patch = create_patch_over_round_trip("v1/Pod", &received, &injected, &[]).expect("creates");
+        let text = String::from_utf8(patch.clone()).expect("utf-8");
+        assert_eq!(
+            text,
+            r#"[{"op":"add","path":"/metadata/annotations","value":{"sidecar.istio.io/status":"{}"}},{"op":"add","path":"/spec/containers/2","value":{"name":"istio-proxy","image":"proxyv2","resources":{}}}]"#
+        );
+        // Decoded as the API server decodes it, the patched pod is the injected one.
+        let decoded = |pod: &Value| crate::normalize::normalize_preserving("v1/Pod", pod).expect("decodes");
+        assert_eq!(
+            decoded(&apply_patch(&received, &patch).expect("applies")),
+            decoded(&injected)
+        );
+
+        // The plain diff restates all of it.
+        let plain = String::from_utf8(create_patch(&received, &injected).expect("creates")).expect("utf-8");
+        for restated in [
+            "/status",
+            "/spec/containers/0/resources",
+            "/metadata/creationTimestamp",
+            "/cpu",
+        ] {
+            assert!(plain.contains(restated), "{restated} in {plain}");
+        }
+    }
+
+    #[test]
+    fn real_changes_near_zero_values_keep_their_operations() {
+        let received = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": "a"}],
+            "hostNetwork": true, "nodeName": "n1"}});
+        let injected = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": "a",
+            "resources": {"limits": {"cpu": "1"}}}], "hostNetwork": false, "futureKnob": {}}});
+        let text = String::from_utf8(
+            create_patch_over_round_trip("v1/Pod", &received, &injected, &[]).expect("creates"),
+        )
+        .expect("utf-8");
+        for kept in [
+            r#"{"op":"add","path":"/spec/containers/0/resources","value":{"limits":{"cpu":"1"}}}"#,
+            r#"{"op":"replace","path":"/spec/hostNetwork","value":false}"#,
+            r#"{"op":"remove","path":"/spec/nodeName"}"#,
+            r#"{"op":"add","path":"/spec/futureKnob","value":{}}"#,
+        ] {
+            assert!(text.contains(kept), "{kept} missing from {text}");
+        }
     }
 }

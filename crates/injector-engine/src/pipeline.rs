@@ -28,7 +28,7 @@ use crate::{
     mesh::{PROXY_CONFIG_ANNOTATION, effective_proxy_config, validate_proxy_config},
     normalize::{normalize, normalize_preserving_owned, to_go_json},
     owner::{Owner, owner_of},
-    patch::create_patch_keeping,
+    patch::create_patch_over_round_trip,
     pod::{ContainerList, PROXY_CONTAINER, annotations_mut, containers, containers_mut, labels_mut, name_of},
     probes::apply_rewrite,
     prometheus::{apply_prometheus_merge, apply_secure_port_annotation},
@@ -119,7 +119,10 @@ pub enum Outcome {
     Injected {
         /// The injected pod.
         pod: Value,
-        /// The RFC 6902 patch from the pod as received to `pod`.
+        /// The RFC 6902 patch from the pod as received to `pod`, without the operations that would
+        /// only restate what Go's round trip of the received pod holds anyway (`status: {}`,
+        /// canonical quantities; [`crate::patch::create_patch_over_round_trip`]): applied, and
+        /// decoded as the API server decodes it, it gives `pod`.
         patch: Vec<u8>,
         /// Why it was injected.
         decision: Decision,
@@ -203,7 +206,7 @@ impl Injector {
         strip_managed_fields(&mut original);
         default_namespace(&mut original, request.namespace);
         let pod = self.inject_owned_pod(original, request)?;
-        let patch = create_patch_keeping(received, &pod, &[MANAGED_FIELDS_POINTER])
+        let patch = create_patch_over_round_trip("v1/Pod", received, &pod, &[MANAGED_FIELDS_POINTER])
             .map_err(|e| InjectError(e.to_string()))?;
         Ok(Outcome::Injected { pod, patch, decision })
     }

@@ -37,6 +37,7 @@ use std::{
 
 use injector_engine::{
     embedded_defaults,
+    normalize::normalize_preserving,
     patch::apply_patch,
     pipeline::{Injector, Options, Outcome, Request},
     quantity::canonical,
@@ -921,7 +922,9 @@ fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), TestC
 // Property 1: the patch
 // ---------------------------------------------------------------------------------------------
 
-/// The patch applied to the pod as received gives exactly the injected pod.
+/// The patch applied to the pod as received, then decoded into the Go type as the API server
+/// decodes it, gives exactly the injected pod; and the patch has no operation that only restates
+/// that decoding (`status: {}`, a canonical quantity), as Istio's has none (SPEC §b.3).
 ///
 /// This is the only thing the API server sees: if the patch does not apply, the admission fails;
 /// if it applies but yields something else than the pod the engine computed (a patch built from a
@@ -930,7 +933,8 @@ fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), TestC
 /// from the one we tested. `managedFields` are, as in Istio (SPEC §b.3 step 1), not the patch's
 /// business: the engine drops them from its base, the patch leaves them alone and the API server
 /// keeps them. A pod without a namespace gets the request's from the patch (the API server would
-/// fill in the same).
+/// fill in the same). Fields our schema does not know are kept by the decoding here (the API
+/// server, newer than our schema, knows them).
 fn check_patch(setup: &Setup, generated: &Generated) -> Result<(), TestCaseError> {
     let received = &generated.pod;
     let outcome = setup
@@ -942,6 +946,7 @@ fn check_patch(setup: &Setup, generated: &Generated) -> Result<(), TestCaseError
     };
     let applied = apply_patch(&as_diffed(received, &generated.namespace), &patch)
         .map_err(|e| TestCaseError::fail(format!("[{}] the patch does not apply: {e}", setup.name)))?;
+    let applied = as_decoded(&applied)?;
     ensure(applied == pod, || {
         format!(
             "[{}] the patched pod differs from the injected pod:\n{}",
@@ -957,19 +962,64 @@ fn check_patch(setup: &Setup, generated: &Generated) -> Result<(), TestCaseError
             setup.name
         ))
     })?;
-    let mut expected = pod.clone();
-    if let Some(metadata) = expected.get_mut("metadata").and_then(Value::as_object_mut)
-        && let Some(managed) = received.pointer("/metadata/managedFields")
-    {
-        metadata.insert("managedFields".into(), managed.clone());
-    }
-    ensure(applied == expected, || {
+    let mut applied = as_decoded(&applied)?;
+    let managed = applied
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .and_then(|metadata| metadata.shift_remove("managedFields"));
+    ensure(
+        managed.as_ref()
+            == received
+                .pointer("/metadata/managedFields")
+                .map(as_decoded_managed)
+                .as_ref(),
+        || format!("[{}] the patch touched managedFields", setup.name),
+    )?;
+    ensure(applied == pod, || {
         format!(
             "[{}] the pod as received, patched, differs from the injected pod:\n{}",
             setup.name,
-            difference(&expected, &applied)
+            difference(&pod, &applied)
         )
-    })
+    })?;
+
+    // No operation only restates the decoding: removing any one of them changes the decoded pod.
+    let operations: Vec<Value> = serde_json::from_slice(&patch).expect("the patch is JSON");
+    for (index, operation) in operations.iter().enumerate() {
+        let mut fewer = operations.clone();
+        fewer.remove(index);
+        let fewer = serde_json::to_vec(&fewer).expect("serializes");
+        let Ok(without) = apply_patch(received, &fewer) else {
+            continue; // A later operation needed this one: it is not a restatement.
+        };
+        let mut without = as_decoded(&without)?;
+        if let Some(metadata) = without.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.shift_remove("managedFields");
+        }
+        ensure(without != pod, || {
+            format!(
+                "[{}] operation {operation} only restates what the API server's decoding gives",
+                setup.name
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The pod as the API server holds it after decoding a patched object into its Go type (fields
+/// the schema does not know kept).
+fn as_decoded(pod: &Value) -> Result<Value, TestCaseError> {
+    normalize_preserving("v1/Pod", pod)
+        .map_err(|e| TestCaseError::fail(format!("the patched pod does not decode: {e}")))
+}
+
+/// `managedFields` as they come out of the same decoding.
+fn as_decoded_managed(managed: &Value) -> Value {
+    let pod = json!({"metadata": {"managedFields": managed}});
+    normalize_preserving("v1/Pod", &pod)
+        .ok()
+        .and_then(|pod| pod.pointer("/metadata/managedFields").cloned())
+        .unwrap_or_else(|| managed.clone())
 }
 
 proptest! {
