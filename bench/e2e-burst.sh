@@ -68,7 +68,7 @@ for f in "$CONFIG" "$VALUES" "$MESH"; do
   [ -f "$f" ] || { echo "$E2E: $f not found (set SIDECAR_INJECTOR_SHARED or CONFIG/VALUES/MESH)" >&2; exit 1; }
 done
 for v in $VARIANTS; do
-  case "$v" in none | canned | cached | engine | istio) ;; *) echo "$E2E: unknown variant $v" >&2; exit 2 ;; esac
+  case "$v" in none | canned | cached | engine | istio | tiny | coarse) ;; *) echo "$E2E: unknown variant $v" >&2; exit 2 ;; esac
 done
 for b in $BURSTS; do
   case "$b" in post | deployment) ;; *) echo "$E2E: unknown burst $b" >&2; exit 2 ;; esac
@@ -121,12 +121,15 @@ P=$DIR/pki
 api() { curl -fsS --max-time 30 --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "$KUBE_API_SERVER$1"; }
 burst_tool() { "$DIR/pod-burst" "$1" -server "$KUBE_API_SERVER" -ca "$P/ca.crt" -cert "$P/admin.crt" -key "$P/admin.key" "${@:2}"; }
 
-# The pod: a bookinfo-like ReplicaSet pod (reviews), on the namespace's default ServiceAccount.
+# The pod: a bookinfo-like ReplicaSet pod (reviews), on the namespace's default ServiceAccount,
+# without the token volume: ServiceAccount admission names that volume kube-api-access-<random>
+# per pod, so one canned patch (which lists the pod's volumes) could not fit every pod.
 cat >"$DIR/pod.json" <<'EOF'
 {"apiVersion": "v1", "kind": "Pod",
  "metadata": {"labels": {"app": "reviews", "version": "v1"},
               "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-30T08:00:00Z"}},
- "spec": {"containers": [{"name": "reviews", "image": "docker.io/istio/examples-bookinfo-reviews-v1:1.20.2",
+ "spec": {"automountServiceAccountToken": false,
+          "containers": [{"name": "reviews", "image": "docker.io/istio/examples-bookinfo-reviews-v1:1.20.2",
                           "imagePullPolicy": "IfNotPresent", "ports": [{"containerPort": 9080, "protocol": "TCP"}],
                           "env": [{"name": "LOG_DIR", "value": "/tmp/logs"}],
                           "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
@@ -240,7 +243,8 @@ patch_shape() { # RESPONSE: bytes and ops of its patch
   python3 -c 'import base64, json, sys
 p = base64.b64decode(json.load(open(sys.argv[1]))["response"].get("patch", ""))
 ops = json.loads(p) if p else []
-print(f"{len(p)} bytes, {len(ops)} ops ({', '.join(sorted({o["op"] for o in ops}))})")' "$1"
+kinds = ", ".join(sorted({o["op"] for o in ops}))
+print(f"{len(p)} bytes, {len(ops)} ops ({kinds})")' "$1"
 }
 check "the response carries a patch" patch_shape "$DIR/canned-response.json"
 log "our patch for pod 0: $(patch_shape "$DIR/canned-response.json")"
@@ -279,7 +283,7 @@ one_burst() { # ROUND VARIANT BURST
     summary=$(burst_tool post -namespace "$ns" -pod "$DIR/pod.json" -count "$COUNT" -parallel "$PARALLEL" \
       -out "$DIR/lat-$ns.tsv" 2>>"$DIR/pod-burst.log") || bad "$ns: pod-burst post failed (see lat-$ns.tsv)"
   else
-    summary=$(burst_tool scale -namespace "$ns" -deployment reviews -count "$COUNT" \
+    summary=$(burst_tool scale -namespace "$ns" -deployment reviews -count "$COUNT" -timeout 300s \
       -out "$DIR/lat-$ns.tsv" 2>>"$DIR/pod-burst.log") || bad "$ns: pod-burst scale failed"
   fi
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
