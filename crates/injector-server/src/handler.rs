@@ -175,7 +175,12 @@ async fn admit<I: Injector>(
 }
 
 /// Console: one entry in the ring of recent admissions (a push that never waits).
-fn remember_in_console<I: Injector>(shared: &Shared<I>, record: Record, status: StatusCode, elapsed: Duration) {
+fn remember_in_console<I: Injector>(
+    shared: &Shared<I>,
+    record: Record,
+    status: StatusCode,
+    elapsed: Duration,
+) {
     let Some(console) = &shared.console else { return };
     console.ring.push(AdmissionEntry {
         id: 0,
@@ -195,7 +200,11 @@ fn remember_in_console<I: Injector>(shared: &Shared<I>, record: Record, status: 
 
 /// Console: the pod's owner and a copy of a small enough review, taken before the pod moves
 /// to the engine.
-fn console_details<I: Injector>(shared: &Shared<I>, request: &AdmissionRequest, body: &Bytes) -> (Option<Owner>, Option<Bytes>) {
+fn console_details<I: Injector>(
+    shared: &Shared<I>,
+    request: &AdmissionRequest,
+    body: &Bytes,
+) -> (Option<Owner>, Option<Bytes>) {
     if shared.console.is_none() {
         return (None, None);
     }

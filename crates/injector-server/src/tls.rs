@@ -377,8 +377,12 @@ fn subject_alt_names(cert: &x509_parser::certificate::X509Certificate<'_>) -> Ve
         .filter_map(|name| match name {
             GeneralName::DNSName(dns) => Some((*dns).to_owned()),
             GeneralName::IPAddress(bytes) => match bytes.len() {
-                4 => <[u8; 4]>::try_from(*bytes).ok().map(|b| std::net::IpAddr::from(b).to_string()),
-                16 => <[u8; 16]>::try_from(*bytes).ok().map(|b| std::net::IpAddr::from(b).to_string()),
+                4 => <[u8; 4]>::try_from(*bytes)
+                    .ok()
+                    .map(|b| std::net::IpAddr::from(b).to_string()),
+                16 => <[u8; 16]>::try_from(*bytes)
+                    .ok()
+                    .map(|b| std::net::IpAddr::from(b).to_string()),
                 _ => None,
             },
             _ => None,

@@ -58,7 +58,10 @@ pub(crate) fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, Strin
 /// (`valueFrom` references are names, not values, and stay).
 pub(crate) fn scrub_env_values(pod: &mut Value) {
     for list in ["containers", "initContainers", "ephemeralContainers"] {
-        let Some(containers) = pod.pointer_mut(&format!("/spec/{list}")).and_then(Value::as_array_mut) else {
+        let Some(containers) = pod
+            .pointer_mut(&format!("/spec/{list}"))
+            .and_then(Value::as_array_mut)
+        else {
             continue;
         };
         for container in containers {
@@ -177,7 +180,9 @@ pub(crate) fn why_not_ready(detail: &Value) -> Vec<String> {
         });
     }
     if detail.pointer("/certificate/loaded") != Some(&json!(true)) {
-        let error = detail.pointer("/certificate/lastReloadError").and_then(Value::as_str);
+        let error = detail
+            .pointer("/certificate/lastReloadError")
+            .and_then(Value::as_str);
         why.push(match error {
             Some(e) => format!("no serving certificate: {e}"),
             None => "no serving certificate yet".to_owned(),

@@ -126,17 +126,27 @@ mod tests {
     #[test]
     fn requests_without_the_token_or_from_elsewhere_are_refused() {
         let token = Token::from_text("abc");
-        let without: Vec<_> = GOOD.iter().copied().filter(|(k, _)| *k != "x-console-token").collect();
+        let without: Vec<_> = GOOD
+            .iter()
+            .copied()
+            .filter(|(k, _)| *k != "x-console-token")
+            .collect();
         assert_eq!(check(&headers(&without), &token), Err(Refusal::MissingToken));
         let mut wrong = without.clone();
         wrong.push(("x-console-token", "abd"));
         assert_eq!(check(&headers(&wrong), &token), Err(Refusal::WrongToken));
         let mut cross = GOOD.to_vec();
         cross[1] = ("origin", "http://evil.example");
-        assert!(matches!(check(&headers(&cross), &token), Err(Refusal::CrossOrigin(_))));
+        assert!(matches!(
+            check(&headers(&cross), &token),
+            Err(Refusal::CrossOrigin(_))
+        ));
         let mut site = GOOD.to_vec();
         site.push(("sec-fetch-site", "cross-site"));
-        assert!(matches!(check(&headers(&site), &token), Err(Refusal::CrossSite(_))));
+        assert!(matches!(
+            check(&headers(&site), &token),
+            Err(Refusal::CrossSite(_))
+        ));
         let mut form = GOOD.to_vec();
         form[3] = ("content-type", "application/x-www-form-urlencoded");
         assert_eq!(check(&headers(&form), &token), Err(Refusal::NotJson));
@@ -144,7 +154,10 @@ mod tests {
 
     #[test]
     fn tokens_are_random_and_long() {
-        let (a, b) = (Token::generate().expect("random"), Token::generate().expect("random"));
+        let (a, b) = (
+            Token::generate().expect("random"),
+            Token::generate().expect("random"),
+        );
         assert_eq!(a.as_str().len(), 64);
         assert_ne!(a.as_str(), b.as_str());
         assert_eq!(format!("{a:?}"), "Token(..)", "never logged");

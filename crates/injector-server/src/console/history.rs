@@ -98,7 +98,8 @@ pub fn diff_files(old: &[FileText], new: &[FileText]) -> String {
         if a == b {
             continue;
         }
-        let label = |f: Option<&FileText>| f.map_or_else(|| "(none)".to_owned(), |f| format!("{name} {}", f.path));
+        let label =
+            |f: Option<&FileText>| f.map_or_else(|| "(none)".to_owned(), |f| format!("{name} {}", f.path));
         let diff = similar::TextDiff::from_lines(a, b);
         out.push_str(
             &diff
@@ -140,7 +141,11 @@ mod tests {
     fn a_rejected_reload_keeps_the_configuration_in_service_and_says_why() {
         let mut history = ConfigHistory::default();
         history.accepted(vec![file("mesh", "a: 1\n")], 1, SystemTime::UNIX_EPOCH);
-        history.rejected(Some(&[file("mesh", "a: [\n")]), "mesh: bad YAML", SystemTime::UNIX_EPOCH);
+        history.rejected(
+            Some(&[file("mesh", "a: [\n")]),
+            "mesh: bad YAML",
+            SystemTime::UNIX_EPOCH,
+        );
         let rejected = history.last_rejected.clone().expect("recorded");
         assert_eq!(rejected.error.as_deref(), Some("mesh: bad YAML"));
         assert!(rejected.diff.contains("+a: [\n"), "{}", rejected.diff);
@@ -154,6 +159,9 @@ mod tests {
         let diff = diff_files(&[file("values", "x: 1\n")], &[file("mesh", "m: 1\n")]);
         assert!(diff.contains("-x: 1"), "{diff}");
         assert!(diff.contains("+m: 1"), "{diff}");
-        assert_eq!(diff_files(&[file("mesh", "same\n")], &[file("mesh", "same\n")]), "");
+        assert_eq!(
+            diff_files(&[file("mesh", "same\n")], &[file("mesh", "same\n")]),
+            ""
+        );
     }
 }

@@ -203,7 +203,13 @@ pub fn owner_of(pod: &serde_json::Value) -> Option<Owner> {
         .iter()
         .find(|r| r.get("controller").and_then(serde_json::Value::as_bool) == Some(true))
         .or_else(|| refs.first())?;
-    let text = |key: &str| owner.get(key).and_then(serde_json::Value::as_str).unwrap_or("").to_owned();
+    let text = |key: &str| {
+        owner
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
     Some(Owner {
         kind: text("kind"),
         name: text("name"),
@@ -261,7 +267,11 @@ mod tests {
         kept.review = Some(Bytes::from_static(b"{}"));
         ring.push(kept);
         ring.push(entry("ns", "q", "injected"));
-        let pods: Vec<_> = ring.snapshot().iter().map(|e| (e.pod.clone(), e.explainable)).collect();
+        let pods: Vec<_> = ring
+            .snapshot()
+            .iter()
+            .map(|e| (e.pod.clone(), e.explainable))
+            .collect();
         assert_eq!(pods, [("q".to_owned(), false), ("p".to_owned(), true)]);
     }
 

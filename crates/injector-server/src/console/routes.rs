@@ -59,7 +59,12 @@ where
     Ok(resp)
 }
 
-async fn get(console: &Console, backend: Arc<dyn Backend>, path: &str, query: Option<&str>) -> Response<Body> {
+async fn get(
+    console: &Console,
+    backend: Arc<dyn Backend>,
+    path: &str,
+    query: Option<&str>,
+) -> Response<Body> {
     match path {
         "/" | "/index.html" => asset(assets::page(console.token.as_str()), "text/html; charset=utf-8"),
         "/console.js" => asset(assets::SCRIPT.to_owned(), "text/javascript; charset=utf-8"),
@@ -77,7 +82,11 @@ async fn get(console: &Console, backend: Arc<dyn Backend>, path: &str, query: Op
         "/api/admissions" => {
             let filter = Filter::from_query(query);
             let snapshot = console.ring.snapshot();
-            let entries: Vec<&AdmissionEntry> = snapshot.iter().map(|e| &**e).filter(|e| filter.matches(e)).collect();
+            let entries: Vec<&AdmissionEntry> = snapshot
+                .iter()
+                .map(|e| &**e)
+                .filter(|e| filter.matches(e))
+                .collect();
             json_response(StatusCode::OK, &json!({"admissions": entries}))
         }
         "/api/figures" => json_response(
@@ -97,7 +106,10 @@ async fn explain_admission(console: &Console, backend: Arc<dyn Backend>, id: u64
     let Some(entry) = console.ring.get(id) else {
         return error(
             StatusCode::NOT_FOUND,
-            format!("admission {id} is no longer in the console's ring (it keeps the last {})", console.ring.capacity()),
+            format!(
+                "admission {id} is no longer in the console's ring (it keeps the last {})",
+                console.ring.capacity()
+            ),
         );
     };
     let Some(review) = entry.review.clone() else {
@@ -109,7 +121,10 @@ async fn explain_admission(console: &Console, backend: Arc<dyn Backend>, id: u64
     };
     let explained = on_blocking_pool(console, move || backend.explain_review(&review)).await;
     match explained {
-        Ok(Ok(explanation)) => json_response(StatusCode::OK, &json!({"admission": &*entry, "explanation": explanation})),
+        Ok(Ok(explanation)) => json_response(
+            StatusCode::OK,
+            &json!({"admission": &*entry, "explanation": explanation}),
+        ),
         Ok(Err(e)) => json_response(
             StatusCode::OK,
             &json!({"admission": &*entry, "explanation": null, "explanationError": e}),
@@ -175,7 +190,8 @@ async fn on_blocking_pool<T: Send + 'static>(
     console: &Console,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Response<Body>> {
-    let permit = match tokio::time::timeout(EXPLAIN_WAIT, console.explain_slot.clone().acquire_owned()).await {
+    let permit = match tokio::time::timeout(EXPLAIN_WAIT, console.explain_slot.clone().acquire_owned()).await
+    {
         Ok(Ok(permit)) => permit,
         _ => {
             return Err(error(
@@ -188,13 +204,18 @@ async fn on_blocking_pool<T: Send + 'static>(
         let _permit = permit;
         work()
     });
-    task.await
-        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, format!("the explanation failed: {e}")))
+    task.await.map_err(|e| {
+        error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the explanation failed: {e}"),
+        )
+    })
 }
 
 fn asset(body: String, content_type: &'static str) -> Response<Body> {
     let mut resp = Response::new(Full::new(Bytes::from(body)));
-    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     resp
 }
 
@@ -248,7 +269,9 @@ mod tests {
             Ok(json!({"review": String::from_utf8_lossy(review)}))
         }
         fn explain_paste(&self, paste: Paste) -> Result<Value, String> {
-            Ok(json!({"manifest": paste.manifest, "namespace": paste.namespace, "labels": paste.namespace_labels}))
+            Ok(
+                json!({"manifest": paste.manifest, "namespace": paste.namespace, "labels": paste.namespace_labels}),
+            )
         }
     }
 
@@ -258,12 +281,22 @@ mod tests {
         Arc::new(console)
     }
 
-    async fn call(console: &Arc<Console>, req: Request<Full<Bytes>>) -> (StatusCode, http::HeaderMap, Value, String) {
-        let resp = route(console.clone(), Arc::new(Fake), req).await.expect("infallible");
+    async fn call(
+        console: &Arc<Console>,
+        req: Request<Full<Bytes>>,
+    ) -> (StatusCode, http::HeaderMap, Value, String) {
+        let resp = route(console.clone(), Arc::new(Fake), req)
+            .await
+            .expect("infallible");
         let (parts, body) = resp.into_parts();
         let bytes = body.collect().await.expect("body").to_bytes();
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        (parts.status, parts.headers, serde_json::from_str(&text).unwrap_or(Value::Null), text)
+        (
+            parts.status,
+            parts.headers,
+            serde_json::from_str(&text).unwrap_or(Value::Null),
+            text,
+        )
     }
 
     fn get(path: &str) -> Request<Full<Bytes>> {
@@ -278,7 +311,9 @@ mod tests {
         if let Some(token) = token {
             builder = builder.header("x-console-token", token);
         }
-        builder.body(Full::new(Bytes::from(body.to_owned()))).expect("request")
+        builder
+            .body(Full::new(Bytes::from(body.to_owned())))
+            .expect("request")
     }
 
     #[tokio::test]
@@ -287,7 +322,10 @@ mod tests {
         let (status, headers, _, text) = call(&console, get("/")).await;
         assert_eq!(status, StatusCode::OK);
         assert!(text.contains("content=\"tok\""), "token in the page");
-        assert!(!text.contains("http://") && !text.contains("https://"), "nothing fetched from elsewhere");
+        assert!(
+            !text.contains("http://") && !text.contains("https://"),
+            "nothing fetched from elsewhere"
+        );
         assert_eq!(headers["content-security-policy"], CSP);
         assert_eq!(headers["x-content-type-options"], "nosniff");
         let (status, headers, _, _) = call(&console, get("/console.js")).await;
@@ -337,7 +375,10 @@ mod tests {
         let (_, _, body, _) = call(&console, get("/api/admissions?decision=skipped")).await;
         assert_eq!(body["admissions"].as_array().map(Vec::len), Some(1));
         assert_eq!(body["admissions"][0]["pod"], "b");
-        assert!(body["admissions"][0].get("review").is_none(), "reviews are never sent");
+        assert!(
+            body["admissions"][0].get("review").is_none(),
+            "reviews are never sent"
+        );
         let (status, _, body, _) = call(&console, get("/api/admissions/1")).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body["explanation"]["review"], "review of a");
@@ -348,10 +389,16 @@ mod tests {
     #[tokio::test]
     async fn the_paste_needs_the_token_and_is_bounded() {
         let console = console();
-        let body = r#"{"manifest": "kind: Pod", "namespace": "shop", "namespaceLabels": "istio-injection=enabled"}"#;
+        let body =
+            r#"{"manifest": "kind: Pod", "namespace": "shop", "namespaceLabels": "istio-injection=enabled"}"#;
         let (status, _, answer, _) = call(&console, post(body, None)).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
-        assert!(answer["error"].as_str().unwrap_or("").contains("missing the console token"));
+        assert!(
+            answer["error"]
+                .as_str()
+                .unwrap_or("")
+                .contains("missing the console token")
+        );
         let (status, _, _, _) = call(&console, post(body, Some("other"))).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
         let (status, _, answer, _) = call(&console, post(body, Some("tok"))).await;

@@ -37,7 +37,9 @@ const DENIAL_TYPES: [&str; 4] = ["injection", "decode", "deadline", "internal"];
 pub fn parse_metrics(text: &str) -> Counters {
     let mut counters = Counters::default();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((series, value)) = line.rsplit_once(' ') else { continue };
+        let Some((series, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
         let Ok(value) = value.parse::<f64>() else { continue };
         let (name, labels) = match series.split_once('{') {
             Some((name, labels)) => (name, labels.trim_end_matches('}')),
@@ -99,7 +101,13 @@ pub struct Point {
 
 /// The point between samples `before` and `after`, `seconds` apart.
 pub fn point(before: &Counters, after: &Counters, seconds: f64, at_ms: i64) -> Point {
-    let rate = |a: f64, b: f64| if seconds > 0.0 { ((b - a) / seconds).max(0.0) } else { 0.0 };
+    let rate = |a: f64, b: f64| {
+        if seconds > 0.0 {
+            ((b - a) / seconds).max(0.0)
+        } else {
+            0.0
+        }
+    };
     let delta: Vec<(f64, f64)> = after
         .buckets
         .iter()
@@ -140,7 +148,11 @@ pub fn quantile(buckets: &[(f64, f64)], q: f64) -> Option<f64> {
                 return Some(lower.0);
             }
             let in_bucket = count - lower.1;
-            let fraction = if in_bucket > 0.0 { (rank - lower.1) / in_bucket } else { 1.0 };
+            let fraction = if in_bucket > 0.0 {
+                (rank - lower.1) / in_bucket
+            } else {
+                1.0
+            };
             return Some(lower.0 + (bound - lower.0) * fraction);
         }
         lower = (bound, count);

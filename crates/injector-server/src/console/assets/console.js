@@ -48,7 +48,7 @@ async function loadState() {
   const s = await getJson("/api/state");
   const badge = $("ready-badge");
   badge.textContent = s.ready ? "ready" : "not ready";
-  badge.className = "badge " + (s.ready ? "ok" : "bad");
+  badge.className = "badge " + (s.ready ? "badge-ok" : "badge-bad");
   fillDl($("state-readiness"), [
     ["ready", s.ready ? "yes" : "no", "state-ready"],
     ["why", (s.why || []).join("; ") || (s.ready ? "configuration and certificate loaded, listening" : "")],
@@ -135,6 +135,8 @@ function chart(canvas, series, opts) {
       if (!started) { ctx.moveTo(x(i), y(v)); started = true; } else ctx.lineTo(x(i), y(v));
     });
     ctx.stroke(); ctx.lineWidth = 1;
+    ctx.fillStyle = s.color;
+    s.values.forEach((v, i) => { if (v !== null) { ctx.beginPath(); ctx.arc(x(i), y(v), 2.5, 0, 2 * Math.PI); ctx.fill(); } });
     ctx.fillStyle = s.color; ctx.fillText(s.name, lx, h - 4); lx += ctx.measureText(s.name).width + 18;
   }
   if (n === 0) { ctx.fillStyle = "#667085"; ctx.fillText(opts.empty, w / 2 - 60, h / 2); }
@@ -162,7 +164,7 @@ async function loadConfig() {
   const data = await getJson("/api/config");
   const h = data.history || {};
   const acc = h.lastAccepted, rej = h.lastRejected;
-  fillDl($("config-accepted"), acc ? [["at", unix(acc.at)], ["generation", acc.generation], ["change", acc.diff ? "" : "no change to the files (first load)"]] : [["", "none yet"]]);
+  fillDl($("config-accepted"), acc ? [["at", unix(acc.at)], ["generation", acc.generation]] : [["", "none yet"]]);
   showDiff($("config-accepted-diff"), acc ? acc.diff : "");
   fillDl($("config-rejected"), rej ? [["at", unix(rej.at)], ["result", "rejected; the configuration in service was kept"]] : [["", "none since start"]]);
   $("config-rejected-error").textContent = rej ? rej.error : "";
