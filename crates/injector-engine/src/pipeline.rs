@@ -176,6 +176,11 @@ impl Injector {
         &self.config
     }
 
+    /// The values the templates see (`.Values`).
+    pub fn values(&self) -> &Value {
+        &self.values
+    }
+
     /// The mesh configuration.
     pub fn mesh(&self) -> &Value {
         &self.mesh

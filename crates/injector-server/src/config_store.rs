@@ -15,6 +15,7 @@ use std::time::SystemTime;
 use arc_swap::ArcSwapOption;
 use prometheus_client::registry::Registry;
 
+use crate::console::history::{ConfigHistory, FileText};
 use crate::metrics::ReloadMetrics;
 use crate::watch::{self, WatchHandle, WatchOptions};
 
@@ -83,6 +84,8 @@ struct Inner<C> {
     watch: Mutex<Option<WatchHandle>>,
     /// What a [`ConfigStore::manual`] store was last given, for [`ConfigStore::reload`].
     last_given: Mutex<Option<ConfigFiles>>,
+    /// The files in service and the last accepted and rejected loads, for the console.
+    history: Mutex<ConfigHistory>,
 }
 
 /// A hot-reloading configuration store; cheap to clone.
@@ -111,7 +114,7 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
     /// A store holding one fixed configuration (e.g. the embedded default), never reloaded.
     pub fn fixed(config: C) -> Self {
         let store = Self::empty(Vec::new(), Vec::new(), None);
-        store.accept(config);
+        store.accept(config, Vec::new());
         store
     }
 
@@ -164,6 +167,7 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
                 loader,
                 watch: Mutex::new(None),
                 last_given: Mutex::new(None),
+                history: Mutex::new(ConfigHistory::default()),
             }),
         }
     }
@@ -201,6 +205,12 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
     /// The reload state.
     pub fn status(&self) -> ReloadStatus {
         self.inner.status.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The files in service and the last accepted and rejected loads (the console's
+    /// configuration page).
+    pub fn history(&self) -> ConfigHistory {
+        self.inner.history.lock().map(|h| h.clone()).unwrap_or_default()
     }
 
     /// The watched paths.
@@ -247,6 +257,7 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
 
     fn load_parsed(&self, files: Result<ConfigFiles, String>, sources: &[String]) {
         let Some(loader) = &self.inner.loader else { return };
+        let texts = files.as_ref().ok().map(file_texts);
         let result = files.and_then(|files| {
             // A panicking loader is a bug, but must not kill the watcher or the server.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loader(&files)))
@@ -254,7 +265,7 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
         });
         match result {
             Ok(config) => {
-                self.accept(config);
+                self.accept(config, texts.unwrap_or_default());
                 let gen_ = self.status().generation;
                 tracing::info!(files = ?sources, generation = gen_, "configuration loaded");
             }
@@ -263,6 +274,9 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
                 let loaded = self.inner.current.load().is_some();
                 if let Ok(mut s) = self.inner.status.lock() {
                     s.last_error = Some(error.clone());
+                }
+                if let Ok(mut h) = self.inner.history.lock() {
+                    h.rejected(texts.as_deref(), &error, SystemTime::now());
                 }
                 if loaded {
                     tracing::error!(files = ?sources, %error,
@@ -275,14 +289,20 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
         }
     }
 
-    fn accept(&self, config: C) {
+    fn accept(&self, config: C, files: Vec<FileText>) {
         self.inner.current.store(Some(Arc::new(config)));
         self.inner.metrics.record(true);
+        let now = SystemTime::now();
+        let mut generation = 0;
         if let Ok(mut s) = self.inner.status.lock() {
             s.loaded = true;
             s.generation += 1;
             s.last_error = None;
-            s.last_success = Some(SystemTime::now());
+            s.last_success = Some(now);
+            generation = s.generation;
+        }
+        if let Ok(mut h) = self.inner.history.lock() {
+            h.accepted(files, generation, now);
         }
     }
 
@@ -293,6 +313,18 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
             .map(|p: &PathBuf| Path::display(p).to_string())
             .collect()
     }
+}
+
+/// The files' texts, for the history.
+fn file_texts(files: &ConfigFiles) -> Vec<FileText> {
+    files
+        .iter()
+        .map(|f| FileText {
+            name: f.name.clone(),
+            path: f.path.display().to_string(),
+            contents: f.contents.clone(),
+        })
+        .collect()
 }
 
 /// The sources of what a manual store was last given, for log lines.

@@ -20,6 +20,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::admission::{self, AdmissionRequest, Verdict};
 use crate::budget::{MemoryBudget, Reservation};
 use crate::config_store::ConfigStore;
+use crate::console::Console;
+use crate::console::ring::{self, AdmissionEntry, Owner};
 use crate::injector::{AdmissionInput, AdmissionOutcome, Injector};
 use crate::metrics::{AdmissionMetrics, FailureType};
 use crate::outcome_cache::{CacheKey, OutcomeCache};
@@ -55,6 +57,8 @@ pub(crate) struct Shared<I: Injector> {
     pub readiness: Readiness,
     /// Outcomes of recent identical admissions (`None`: caching off).
     pub cache: Option<Arc<OutcomeCache<I::Config>>>,
+    /// The web console's state (`None`: no console).
+    pub console: Option<Arc<Console>>,
 }
 
 impl<I: Injector> Shared<I> {
@@ -120,6 +124,10 @@ struct Record {
     reason: String,
     /// Answered from the outcome cache.
     cached: bool,
+    /// The pod's controller (console only).
+    owner: Option<Owner>,
+    /// A bounded copy of the review, to re-explain it (console only).
+    review: Option<Bytes>,
 }
 
 impl Record {
@@ -131,6 +139,8 @@ impl Record {
             decision: "error",
             reason: reason.into(),
             cached: false,
+            owner: None,
+            review: None,
         }
     }
 }
@@ -160,7 +170,47 @@ async fn admit<I: Injector>(
     let elapsed = start.elapsed();
     shared.metrics.time.observe(elapsed.as_secs_f64());
     log_admission(&record, &path, peer, resp.status(), elapsed);
+    remember_in_console(&shared, record, resp.status(), elapsed);
     resp
+}
+
+/// Console: one entry in the ring of recent admissions (a push that never waits).
+fn remember_in_console<I: Injector>(
+    shared: &Shared<I>,
+    record: Record,
+    status: StatusCode,
+    elapsed: Duration,
+) {
+    let Some(console) = &shared.console else { return };
+    console.ring.push(AdmissionEntry {
+        id: 0,
+        at_ms: crate::console::now_ms(),
+        namespace: record.namespace,
+        pod: record.pod,
+        owner: record.owner,
+        decision: record.decision,
+        reason: record.reason,
+        status: status.as_u16(),
+        duration_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+        cached: record.cached,
+        explainable: false,
+        review: record.review,
+    });
+}
+
+/// Console: the pod's owner and a copy of a small enough review, taken before the pod moves
+/// to the engine.
+fn console_details<I: Injector>(
+    shared: &Shared<I>,
+    request: &AdmissionRequest,
+    body: &Bytes,
+) -> (Option<Owner>, Option<Bytes>) {
+    if shared.console.is_none() {
+        return (None, None);
+    }
+    // A copy, not a slice: a slice would keep the whole connection buffer it points into.
+    let review = (body.len() <= ring::MAX_KEPT_REVIEW).then(|| Bytes::copy_from_slice(body));
+    (ring::owner_of(&request.object), review)
 }
 
 /// The admission's log line: INFO when the pod was injected or skipped, WARN when it was denied
@@ -222,6 +272,7 @@ async fn admit_chain<I: Injector>(
     let _in_flight = GaugeGuard::inc(&shared.metrics.in_flight);
     let body = read_body(shared, req, &mut reservation, deadline).await?;
     let mut request = decode_review(shared, &body)?;
+    let (owner, review) = console_details(shared, &request, &body);
     let mut record = Record {
         uid: request.uid.clone(),
         namespace: request.namespace.clone(),
@@ -229,6 +280,8 @@ async fn admit_chain<I: Injector>(
         decision: "denied",
         reason: String::new(),
         cached: false,
+        owner,
+        review,
     };
     let config = current_config(shared, &mut record)?;
     let input = admission_input(&mut request, path, deadline);

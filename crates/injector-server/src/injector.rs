@@ -30,6 +30,42 @@ pub trait Injector: Send + Sync + 'static {
     /// mode writes Events from it). Called on the admission's path: it must only hand the
     /// record on (e.g. `try_send` to a queue), never block or do I/O. Does nothing by default.
     fn observe(&self, _request: &AdmissionInput, _outcome: &AdmissionOutcome) {}
+
+    /// The console's explanation of a pod against `config`: the same report as
+    /// `sidecar-injector explain` (with the patch and pod diff for a pasted manifest), as JSON
+    /// the console page shows: `decision`, `reasons`, `report` (text), `patch`, `diff`, `error`.
+    /// Runs on the blocking pool, one at a time. Unsupported by default.
+    fn explain(&self, _config: &Self::Config, _subject: &ExplainSubject) -> Result<Value, String> {
+        Err("this injector does not explain its decisions".to_owned())
+    }
+
+    /// The configuration in service, for the console (templates, values, mesh config). Must
+    /// hold no secret values. `null` by default.
+    fn describe(&self, _config: &Self::Config) -> Value {
+        Value::Null
+    }
+}
+
+/// What the console asks the [`Injector`] to explain.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExplainSubject {
+    /// A pod the webhook admitted (so the API server did call it), as kept by the console,
+    /// with the literal values of its environment variables hidden.
+    Admitted {
+        /// The pod, as received.
+        object: Value,
+        /// `request.namespace`.
+        namespace: String,
+    },
+    /// A manifest pasted into the console: a Pod or a workload, YAML or JSON.
+    Pasted {
+        /// Its text.
+        manifest: String,
+        /// The namespace its pods are created in, when it names none.
+        namespace: Option<String>,
+        /// That namespace's labels, when given.
+        namespace_labels: Option<BTreeMap<String, String>>,
+    },
 }
 
 /// One admission request, as handed to the [`Injector`].

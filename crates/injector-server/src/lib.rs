@@ -35,7 +35,9 @@
 //!
 //! Other paths are `404`; `/ready` on the HTTPS port mirrors `/readyz`. The monitoring port
 //! serves `/metrics` (Prometheus text 0.0.4), `/healthz` and `/readyz` (JSON detail: config
-//! and certificate state, last reload errors).
+//! and certificate state, last reload errors). The optional [`console`] (`console_addr`) is a
+//! read-only web page on a listener of its own; the admission path only pushes one entry into
+//! its ring buffer, without waiting.
 //!
 //! # Differences from Istio, on purpose
 //!
@@ -74,6 +76,7 @@ pub mod admission;
 mod budget;
 pub mod config_store;
 mod connections;
+pub mod console;
 mod extension;
 mod handler;
 mod injector;
@@ -92,7 +95,7 @@ mod watch;
 
 pub use config_store::{ConfigFile, ConfigFiles, ConfigStore, ReloadStatus};
 pub use extension::Extension;
-pub use injector::{AdmissionInput, AdmissionOutcome, Injector};
+pub use injector::{AdmissionInput, AdmissionOutcome, ExplainSubject, Injector};
 pub use logging::{LogFormat, init_logging};
 pub use metrics::FailureType;
 pub use server::{ServeOptions, Server, run, shutdown_signal};

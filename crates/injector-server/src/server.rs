@@ -25,6 +25,7 @@ use tokio::sync::Semaphore;
 use crate::budget::MemoryBudget;
 use crate::config_store::ConfigStore;
 use crate::connections::{Activity, ConnectionTable, Slot, Watched};
+use crate::console::{Backend, Console};
 use crate::handler::{self, Limits, Shared};
 use crate::injector::Injector;
 use crate::metrics::{AdmissionMetrics, ConnectionMetrics};
@@ -95,6 +96,9 @@ pub struct ServeOptions {
     pub outcome_cache_bytes: usize,
     /// More metrics and a `/readyz` section from the embedding program (cluster mode).
     pub extension: Extension,
+    /// Plain-HTTP address of the read-only web console (`--console-addr`); `None` (the
+    /// default) turns it off. See [`crate::console::check_console_addr`] for the loopback rule.
+    pub console_addr: Option<SocketAddr>,
 }
 
 impl Default for ServeOptions {
@@ -123,6 +127,7 @@ impl Default for ServeOptions {
             inline_injector: false,
             outcome_cache_bytes: 8 << 20,
             extension: Extension::default(),
+            console_addr: None,
         }
     }
 }
@@ -132,6 +137,7 @@ impl Default for ServeOptions {
 pub struct Server<I: Injector> {
     listener: TcpListener,
     monitoring: Option<TcpListener>,
+    console: Option<TcpListener>,
     shared: Arc<Shared<I>>,
     acceptor: tokio_rustls::TlsAcceptor,
     connections: Arc<ConnectionTable>,
@@ -178,6 +184,18 @@ impl<I: Injector> Server<I> {
             ),
             None => None,
         };
+        let console_listener = match options.console_addr {
+            Some(addr) => Some(
+                TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| Error::Io(format!("binding the console's {addr}: {e}")))?,
+            ),
+            None => None,
+        };
+        let console = match options.console_addr {
+            Some(_) => Some(Arc::new(Console::new(options.body_limit).map_err(Error::Io)?)),
+            None => None,
+        };
         let metrics = AdmissionMetrics::new();
         let mut registry = Registry::default();
         metrics.register(&mut registry);
@@ -214,10 +232,12 @@ impl<I: Injector> Server<I> {
             },
             readiness: Readiness::with_extension(options.extension.clone()),
             cache: OutcomeCache::new(options.outcome_cache_bytes).map(Arc::new),
+            console,
         });
         Ok(Server {
             listener,
             monitoring,
+            console: console_listener,
             shared,
             acceptor,
             connections,
@@ -235,6 +255,11 @@ impl<I: Injector> Server<I> {
         self.monitoring.as_ref().and_then(|l| l.local_addr().ok())
     }
 
+    /// The bound console address, if enabled.
+    pub fn console_addr(&self) -> Option<SocketAddr> {
+        self.console.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
     /// The certificate store (e.g. for the self-signed CA PEM).
     pub fn cert_store(&self) -> &CertStore {
         &self.shared.certs
@@ -246,6 +271,7 @@ impl<I: Injector> Server<I> {
         let Server {
             listener,
             monitoring,
+            console,
             shared,
             acceptor,
             connections,
@@ -260,6 +286,10 @@ impl<I: Injector> Server<I> {
             let shared = shared.clone();
             let stop = mon_stop_rx.clone();
             tokio::spawn(monitoring::serve(l, shared, stop))
+        });
+        let console_task = console.zip(shared.console.clone()).map(|(l, console)| {
+            let backend: Arc<dyn Backend> = shared.clone();
+            tokio::spawn(crate::console::serve(l, console, backend, mon_stop_rx.clone()))
         });
 
         let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -331,6 +361,9 @@ impl<I: Injector> Server<I> {
         }
         let _ = mon_stop_tx.send(true);
         if let Some(task) = monitoring_task {
+            let _ = task.await;
+        }
+        if let Some(task) = console_task {
             let _ = task.await;
         }
         Ok(())

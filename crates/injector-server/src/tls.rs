@@ -65,6 +65,8 @@ pub struct CertInfo {
     pub not_after: i64,
     /// SHA-256 fingerprint of the leaf, colon-separated hex.
     pub sha256: String,
+    /// The leaf's subject alternative names (DNS names and IP addresses).
+    pub names: Vec<String>,
 }
 
 /// The state of the certificate store.
@@ -359,7 +361,33 @@ pub fn cert_info(der: &CertificateDer<'_>) -> Result<CertInfo, String> {
         serial: cert.raw_serial_as_string(),
         not_after: cert.validity().not_after.timestamp(),
         sha256: fingerprint(der.as_ref()),
+        names: subject_alt_names(&cert),
     })
+}
+
+/// The DNS names and IP addresses a certificate is valid for.
+fn subject_alt_names(cert: &x509_parser::certificate::X509Certificate<'_>) -> Vec<String> {
+    use x509_parser::extensions::GeneralName;
+    let Ok(Some(san)) = cert.subject_alternative_name() else {
+        return Vec::new();
+    };
+    san.value
+        .general_names
+        .iter()
+        .filter_map(|name| match name {
+            GeneralName::DNSName(dns) => Some((*dns).to_owned()),
+            GeneralName::IPAddress(bytes) => match bytes.len() {
+                4 => <[u8; 4]>::try_from(*bytes)
+                    .ok()
+                    .map(|b| std::net::IpAddr::from(b).to_string()),
+                16 => <[u8; 16]>::try_from(*bytes)
+                    .ok()
+                    .map(|b| std::net::IpAddr::from(b).to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 /// SHA-256 fingerprint, colon-separated upper-case hex (as `openssl x509 -fingerprint`).

@@ -301,7 +301,7 @@ fn load_workloads(file: &std::path::Path) -> Result<Vec<PodTemplate>> {
 }
 
 /// Fails as `inject` does when the object does not decode as its Kubernetes type.
-fn check_decodes(object: &Located) -> Result<()> {
+pub(super) fn check_decodes(object: &Located) -> Result<()> {
     use injector_engine::normalize::{normalize, root_for};
     let text = |key: &str| {
         object

@@ -5,6 +5,7 @@
 
 mod cluster;
 mod completion;
+mod console_explain;
 mod doctor;
 mod doctor_table;
 mod explain;

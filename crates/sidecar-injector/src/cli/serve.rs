@@ -11,15 +11,17 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use injector_core::explain::ConfigOrigin;
 use injector_engine::pipeline::{Injector, Options, Outcome, Request};
 use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
-    AdmissionInput, AdmissionOutcome, CertSource, CertStore, ConfigFiles, ConfigStore, LogFormat,
-    ServeOptions, WatchOptions,
+    AdmissionInput, AdmissionOutcome, CertSource, CertStore, ConfigFiles, ConfigStore, ExplainSubject,
+    LogFormat, ServeOptions, WatchOptions,
 };
 
 use super::cluster::ClusterArgs;
+use super::console_explain::{self, ConsoleContext};
 use super::settings::{SettingsArgs, from_texts};
 
 /// Run the admission webhook (HTTPS) and its monitoring endpoints.
@@ -86,6 +88,16 @@ pub struct ServeArgs {
     /// 0 turns the cache off.
     #[arg(long, default_value_t = 8)]
     pub outcome_cache_mib: usize,
+    /// Serve the read-only web console (state, recent admissions and their explanations,
+    /// live figures, configuration and its reloads, paste a pod) on this plain-HTTP address,
+    /// e.g. 127.0.0.1:15080, then `kubectl port-forward`. Off by default; a non-loopback
+    /// address needs --console-allow-remote.
+    #[arg(long, value_name = "ADDR")]
+    pub console_addr: Option<SocketAddr>,
+    /// Allow --console-addr on a non-loopback address (the console has no authentication:
+    /// whoever reaches it sees every admission and the configuration in service).
+    #[arg(long, requires = "console_addr")]
+    pub console_allow_remote: bool,
     /// Cluster mode.
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -120,6 +132,8 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
 struct Engine {
     /// Cluster mode's Event writer.
     events: Option<EventSink>,
+    /// What the console's explanations need to know.
+    console: ConsoleContext,
 }
 
 impl injector_server::Injector for Engine {
@@ -158,6 +172,14 @@ impl injector_server::Injector for Engine {
             AdmissionOutcome::Denied { message } => EventOutcome::Denied(message.clone()),
         };
         events.observe(Admitted::from_pod(&input.object, &input.namespace, outcome));
+    }
+
+    fn explain(&self, injector: &Injector, subject: &ExplainSubject) -> Result<serde_json::Value, String> {
+        console_explain::explain_subject(injector, &self.console, subject)
+    }
+
+    fn describe(&self, injector: &Injector) -> serde_json::Value {
+        console_explain::describe(injector)
     }
 }
 
@@ -226,6 +248,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
             "--probe-namespace and --probe-opted-out-namespace need --cluster (the probe dry-run creates pods through the Kubernetes API)"
         );
     }
+    if let Some(addr) = args.console_addr {
+        injector_server::console::check_console_addr(addr, args.console_allow_remote)
+            .map_err(anyhow::Error::msg)?;
+    }
     let native = Arc::new(AtomicBool::new(native_flag.unwrap_or(true)));
     let loader = config_loader(&args.revision, native.clone());
     // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
@@ -247,12 +273,14 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .unwrap_or(usize::MAX)
             .saturating_mul(1 << 20),
         outcome_cache_bytes: args.outcome_cache_mib.saturating_mul(1 << 20),
+        console_addr: args.console_addr,
         ..ServeOptions::default()
     };
     if args.cluster.cluster {
         let cluster = args
             .cluster
             .options(&args.revision, &args.dns_names, native_flag)?;
+        let origin = ConfigOrigin::ConfigMap(format!("{}/{}", cluster.namespace, cluster.config.injector));
         return runtime.block_on(async move {
             let client = injector_kube::client::client(
                 args.cluster.kubeconfig.as_deref(),
@@ -271,6 +299,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 options,
                 Engine {
                     events: running.events(),
+                    console: ConsoleContext {
+                        revision: args.revision.clone(),
+                        origin: origin.clone(),
+                    },
                 },
                 config,
                 certs,
@@ -304,7 +336,17 @@ pub fn run(args: ServeArgs) -> Result<()> {
     runtime
         .block_on(injector_server::run(
             options,
-            Engine { events: None },
+            Engine {
+                events: None,
+                console: ConsoleContext {
+                    revision: args.revision.clone(),
+                    origin: if args.settings.injector_config.is_some() {
+                        ConfigOrigin::File
+                    } else {
+                        ConfigOrigin::IstioDefaults
+                    },
+                },
+            },
             config,
             injector_server::shutdown_signal(),
         ))

@@ -7,6 +7,7 @@
 
 mod abuse;
 mod completion;
+mod console;
 mod doctor;
 mod explain;
 mod fleet;

@@ -1,0 +1,137 @@
+//! The live console: a read-only web page, on a listener of its own, showing what the injector
+//! is doing right now — its state, its recent admissions and their explanations, live
+//! figures, the configuration in service with its last reloads, and a paste-a-pod explainer.
+//!
+//! Nothing here is on the admission path except [`ring::AdmissionRing::push`], which never
+//! waits. The console's requests are served by their own tasks; the explanations it re-runs go
+//! to the blocking pool one at a time ([`Console::explain_slot`]), so a browser can never take
+//! the CPU that admissions need. Everything the browser loads is embedded in the binary
+//! ([`assets`]); the page fetches nothing from elsewhere (its Content-Security-Policy says so).
+//!
+//! Modules: [`ring`] (recent admissions), [`history`] (configuration loads and their diffs),
+//! [`series`] (the figures), [`csrf`] (the POST's protection), `routes` (HTTP), `backend` (what
+//! the console reads from the server), `assets` (HTML, JS, CSS).
+
+mod assets;
+mod backend;
+pub mod csrf;
+pub mod history;
+pub mod ring;
+mod routes;
+pub mod series;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+
+pub(crate) use backend::Backend;
+
+/// The console's own state: the ring, the figures and the token.
+#[derive(Debug)]
+pub(crate) struct Console {
+    /// Recent admissions.
+    pub ring: ring::AdmissionRing,
+    /// The figures.
+    pub series: series::Series,
+    /// The per-process token the POST needs.
+    pub token: csrf::Token,
+    /// One explanation at a time on the blocking pool.
+    pub explain_slot: Arc<tokio::sync::Semaphore>,
+    /// Largest pasted manifest, bytes (the admission body limit).
+    pub body_limit: usize,
+}
+
+impl Console {
+    /// A console with default sizes.
+    pub fn new(body_limit: usize) -> Result<Self, String> {
+        Ok(Console {
+            ring: ring::AdmissionRing::new(ring::DEFAULT_CAPACITY),
+            series: series::Series::new(series::DEFAULT_POINTS),
+            token: csrf::Token::generate()?,
+            explain_slot: Arc::new(tokio::sync::Semaphore::new(1)),
+            body_limit,
+        })
+    }
+}
+
+/// Why `--console-addr` was refused.
+pub fn check_console_addr(addr: SocketAddr, allow_remote: bool) -> Result<(), String> {
+    if addr.ip().is_loopback() || allow_remote {
+        return Ok(());
+    }
+    Err(format!(
+        "--console-addr {addr} is not a loopback address: the console shows every admission and the \
+         configuration in service to whoever can reach it, without authentication. Bind it to \
+         127.0.0.1 and use `kubectl port-forward`, or add --console-allow-remote to expose it on purpose"
+    ))
+}
+
+/// Serves the console on `listener` and samples the figures until `stop` changes.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    console: Arc<Console>,
+    backend: Arc<dyn Backend>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(%addr, "console listening (HTTP): open http://{addr}/ (read-only)");
+    }
+    tokio::spawn(sample_figures(console.clone(), backend.clone(), stop.clone()));
+    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(10));
+    let builder = Arc::new(builder);
+    loop {
+        let tcp = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((tcp, _)) => tcp,
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = stop.changed() => return,
+        };
+        let (console, backend, builder) = (console.clone(), backend.clone(), builder.clone());
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| routes::route(console.clone(), backend.clone(), req));
+            let conn = builder.serve_connection(TokioIo::new(tcp), service);
+            tokio::select! {
+                _ = conn => {}
+                _ = stop.changed() => {}
+            }
+        });
+    }
+}
+
+/// Every few seconds, the admission metrics into the figures' series.
+async fn sample_figures(
+    console: Arc<Console>,
+    backend: Arc<dyn Backend>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut tick = tokio::time::interval(Duration::from_secs(series::SAMPLE_EVERY_SECONDS));
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.changed() => return,
+        }
+        let counters = series::parse_metrics(&backend.metrics_text());
+        console.series.sample(counters, now_ms());
+    }
+}
+
+/// Now, Unix milliseconds.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
