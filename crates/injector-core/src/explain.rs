@@ -27,6 +27,9 @@ pub enum ConfigOrigin {
     ConfigMap(String),
     /// A raw `config` file.
     File,
+    /// The configuration a running `serve` has in service without `--injector-config`: the
+    /// embedded default (its console explains against it; nothing was assumed).
+    Embedded,
 }
 
 /// Which webhooks the API server is taken to have.

@@ -224,7 +224,7 @@ mod tests {
     fn context() -> ConsoleContext {
         ConsoleContext {
             revision: "default".into(),
-            origin: ConfigOrigin::IstioDefaults,
+            origin: ConfigOrigin::Embedded,
         }
     }
 
@@ -248,6 +248,12 @@ mod tests {
                 || result["diff"].as_str().unwrap_or("").contains("istio-proxy")
         );
         assert!(result["report"].as_str().unwrap_or("").contains("JSON Patch"));
+        // The configuration in service is what was explained against: nothing was assumed of it.
+        assert!(
+            !result["reasons"].to_string().contains("--injector-config"),
+            "{}",
+            result["reasons"]
+        );
     }
 
     #[test]

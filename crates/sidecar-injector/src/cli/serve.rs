@@ -343,7 +343,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                     origin: if args.settings.injector_config.is_some() {
                         ConfigOrigin::File
                     } else {
-                        ConfigOrigin::IstioDefaults
+                        ConfigOrigin::Embedded
                     },
                 },
             },
