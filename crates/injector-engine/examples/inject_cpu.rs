@@ -4,8 +4,9 @@
 //!
 //! `cargo run --release -p injector-engine --example inject_cpu [POD] [ROUNDS_SCALE]` (`POD`: a
 //! prefix of `typical pod`, `64 KB`, `2000 env`, `typical pod (embedded default)`; `all` by
-//! default). The first three need Istio's derived settings (`SIDECAR_INJECTOR_SHARED`, default
-//! `../shared` beside the checkout); the last runs the project's embedded default configuration.
+//! default; `RENDER_CACHE=0` without the render cache). The first three need Istio's derived
+//! settings (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout); the last runs the
+//! project's embedded default configuration.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
