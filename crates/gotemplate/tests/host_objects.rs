@@ -245,24 +245,42 @@ fn watched(reads: &std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> Value {
             gotemplate::MapRead::Key(key) => format!("key {key}"),
             gotemplate::MapRead::All => "all".to_owned(),
         };
-        log.lock().unwrap().push(entry);
+        if let Ok(mut log) = log.lock() {
+            log.push(entry);
+        }
     }));
-    let entries = BTreeMap::from([("app".to_owned(), Value::str("web")), ("tier".to_owned(), Value::str("db"))]);
+    let entries = BTreeMap::from([
+        ("app".to_owned(), Value::str("web")),
+        ("tier".to_owned(), Value::str("db")),
+    ]);
     let map = gotemplate::Map::watched(gotemplate::ElemType::String, entries, watch);
-    Value::map(BTreeMap::from([("labels".to_owned(), Value::Map(std::sync::Arc::new(map)))]))
+    Value::map(BTreeMap::from([(
+        "labels".to_owned(),
+        Value::Map(std::sync::Arc::new(map)),
+    )]))
 }
 
 #[test]
 fn a_watched_map_tells_lookups_by_key_and_everything_else_as_whole() {
     let reads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let data = watched(&reads);
-    let out = render(r#"{{ index .labels "app" }} {{ .labels.missing }} {{ hasKey .labels "tier" }}"#, &data);
+    let out = render(
+        r#"{{ index .labels "app" }} {{ .labels.missing }} {{ hasKey .labels "tier" }}"#,
+        &data,
+    );
     assert_eq!(out.as_deref(), Ok("web <no value> true"));
     let mut seen = reads.lock().unwrap().clone();
     seen.dedup();
-    assert_eq!(seen, ["key app", "key missing", "key tier"], "lookups are told by key only");
+    assert_eq!(
+        seen,
+        ["key app", "key missing", "key tier"],
+        "lookups are told by key only"
+    );
     reads.lock().unwrap().clear();
-    let out = render(r#"{{ range $k, $v := .labels }}{{ $k }}={{ $v }},{{ end }} {{ len .labels }}"#, &data);
+    let out = render(
+        r#"{{ range $k, $v := .labels }}{{ $k }}={{ $v }},{{ end }} {{ len .labels }}"#,
+        &data,
+    );
     assert_eq!(out.as_deref(), Ok("app=web,tier=db, 2"));
     let seen = reads.lock().unwrap().clone();
     assert!(!seen.is_empty() && seen.iter().all(|r| r == "all"), "{seen:?}");

@@ -112,7 +112,9 @@ fn distinct(path: &str) {
         .iter()
         .map(|r| injector_engine::pipeline::Request {
             pod: r.pointer("/request/object"),
-            namespace: r.pointer("/request/namespace").and_then(serde_json::Value::as_str),
+            namespace: r
+                .pointer("/request/namespace")
+                .and_then(serde_json::Value::as_str),
             ..Default::default()
         })
         .collect();
