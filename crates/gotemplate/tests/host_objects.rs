@@ -265,10 +265,10 @@ fn a_watched_map_tells_lookups_by_key_and_everything_else_as_whole() {
     let reads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let data = watched(&reads);
     let out = render(
-        r#"{{ index .labels "app" }} {{ .labels.missing }} {{ hasKey .labels "tier" }}"#,
+        r#"{{ index .labels "app" }} {{ .labels.missing }} {{ if .labels.tier }}yes{{ end }}"#,
         &data,
     );
-    assert_eq!(out.as_deref(), Ok("web <no value> true"));
+    assert_eq!(out.as_deref(), Ok("web <no value> yes"));
     let mut seen = reads.lock().unwrap().clone();
     seen.dedup();
     assert_eq!(
