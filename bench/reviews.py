@@ -5,6 +5,10 @@
   typical.json      the engine bench's typical pod (crates/injector-engine/benches/pods.rs)
   64kb.json         its ~64 KB pod: 32 containers of 40 env vars
   env2000.json      its pod with one container of 2,000 env vars
+  distinct.jsonl    1,000 distinct reviews, one per line, interleaved: 300 pods of 10 Deployments,
+                    400 pods of 8 Indexed Jobs (per-pod completion index label, annotation,
+                    hostname and env) and 300 pods of 6 StatefulSets (per-pod name, pod-name and
+                    pod-index labels, hostname and volume claim), as their controllers create them
 
 Usage: bench/reviews.py DIR
 """
@@ -107,6 +111,79 @@ def bench_container(name, env):
     }
 
 
+def workload_pod(kind, owner, labels, annotations, containers, extra_spec=None, name=None):
+    """A pod as the controller of `kind` creates it (generateName unless it names the pod)."""
+    metadata = {"namespace": "load", "labels": labels, "annotations": annotations,
+                "ownerReferences": [{"apiVersion": "batch/v1" if kind == "Job" else "apps/v1", "kind": kind,
+                                     "name": owner, "uid": f"uid-{owner}", "controller": True,
+                                     "blockOwnerDeletion": True}]}
+    if name:
+        metadata["name"] = name
+    else:
+        metadata["generateName"] = owner + "-"
+    spec = {"serviceAccountName": owner, "containers": containers, "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler",
+            "enableServiceLinks": True, "priority": 0}
+    spec.update(extra_spec or {})
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": {}}
+
+
+def app_container(name, image, env):
+    return {"name": name, "image": image, "imagePullPolicy": "IfNotPresent",
+            "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+            "env": [{"name": k, "value": v} for k, v in env],
+            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 5}}
+
+
+def distinct_pods():
+    """The 1,000 pods of distinct.jsonl, interleaved so consecutive admissions differ."""
+    groups = []
+    for d in range(10):
+        rs = f"shop-{d}-6f9c7d8b5"
+        labels = {"app": f"shop-{d}", "version": "v1", "pod-template-hash": "6f9c7d8b5"}
+        pod = workload_pod("ReplicaSet", rs, labels, {}, [app_container("app", f"registry.example.com/shop-{d}:1.4", [("MODE", "web")])])
+        groups.append([pod] * 30)
+    for j in range(8):
+        job = f"batch-{j}"
+        pods = []
+        for i in range(50):
+            labels = {"batch.kubernetes.io/controller-uid": f"uid-{job}", "batch.kubernetes.io/job-name": job,
+                      "controller-uid": f"uid-{job}", "job-name": job, "batch.kubernetes.io/job-completion-index": str(i)}
+            annotations = {"batch.kubernetes.io/job-completion-index": str(i)}
+            container = app_container("worker", "registry.example.com/batch:2.0", [("SHARD", str(i)), ("SHARDS", "50")])
+            container["env"].append({"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}})
+            pod = workload_pod("Job", job, labels, annotations, [container],
+                               {"hostname": f"{job}-{i}", "subdomain": job, "restartPolicy": "Never"})
+            pod["metadata"]["generateName"] = f"{job}-{i}-"
+            pods.append(pod)
+        groups.append(pods)
+    for t in range(6):
+        sts = f"db-{t}"
+        pods = []
+        for i in range(50):
+            name = f"{sts}-{i}"
+            labels = {"app": sts, "controller-revision-hash": f"{sts}-7c9d5b", "statefulset.kubernetes.io/pod-name": name,
+                      "apps.kubernetes.io/pod-index": str(i)}
+            container = app_container("db", "registry.example.com/db:16", [("PGDATA", "/data")])
+            container["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+            pod = workload_pod("StatefulSet", sts, labels, {}, [container],
+                               {"hostname": name, "subdomain": sts,
+                                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": f"data-{name}"}}]},
+                               name=name)
+            pods.append(pod)
+        groups.append(pods)
+    out, index = [], 0
+    while any(groups):
+        group = groups[index % len(groups)]
+        if group:
+            out.append(group.pop(0))
+        index += 1
+        groups = [g for g in groups if g] if not group else groups
+    return out
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -122,6 +199,9 @@ def main():
     for name, body in reviews.items():
         with open(os.path.join(out, name + ".json"), "w") as f:
             json.dump(body, f)
+    with open(os.path.join(out, "distinct.jsonl"), "w") as f:
+        for i, pod in enumerate(distinct_pods()):
+            f.write(json.dumps(review(pod, "load", f"distinct-{i:04d}")) + "\n")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,12 @@
 # /proc), peak RSS (VmHWM). h2load's status-0 rows (requests started in the warm-up) are counted
 # apart, not as failures. The table shows the median over rounds, ratios vs Istio.
 #
+# Then distinct pods (DISTINCT=0 to skip): the engine server (outcome cache off) and the ceiling
+# again, loaded by crates/injector-server/examples/webhook_client.rs `load` (a real HTTP/2 client,
+# the same connections x streams) with 1,000 distinct reviews in turn (bench/reviews.py's
+# distinct.jsonl: Deployment, Indexed Job and StatefulSet pods), rows `engine-distinct` and
+# `ceiling-distinct`: the engine's render cache cannot answer from one repeated body there.
+#
 # Then CPU per injection: the Go testing.Benchmark of Istio's /inject handler and our engine's
 # inject_cpu, alternating, for the typical pod, the 64 KB pod and the 2,000-env pod (and Istio's
 # figure for the ReplicaSet review).
@@ -77,11 +83,13 @@ fi
 
 if [ -z "${SKIP_BUILD:-}" ]; then
   cargo build --release --quiet -p sidecar-injector
-  cargo build --release --quiet -p injector-server -p injector-engine --example fake_injector --example inject_cpu
+  cargo build --release --quiet -p injector-server -p injector-engine --example fake_injector --example inject_cpu \
+    --example webhook_client
 fi
 istio_webhook=$(tools/istio-webhook/build.sh | tail -1)
 ours=target/release/sidecar-injector
 ceiling=target/release/examples/fake_injector
+load_client=target/release/examples/webhook_client
 
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
@@ -175,6 +183,37 @@ PY
     stop_server
   done
 done
+
+if [ "${DISTINCT:-1}" != 0 ]; then
+  echo "== distinct pods: $(wc -l <"$OUT/reviews/distinct.jsonl") reviews in turn (webhook_client load)" >&2
+  for round in $(seq "$ROUNDS"); do
+    for kind in ceiling engine; do
+      start_server "$kind"
+      for n in $CONCURRENCY; do
+        c=$(( n < 8 ? n : 8 )); m=$(( n / c ))
+        before=$(cpu_ticks "$pid")
+        "${load_cpu[@]}" "$load_client" load --addr "127.0.0.1:$PORT" --ca "$OUT/ca.pem" --bodies "$OUT/reviews/distinct.jsonl" \
+          --connections "$c" --streams "$m" --warmup "$WARMUP" --seconds "$DURATION" >"$OUT/load.txt" 2>&1 \
+          || { cat "$OUT/load.txt" >&2; die "webhook_client load failed against $kind"; }
+        after=$(cpu_ticks "$pid")
+        rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+        python3 - "$OUT/load.txt" "$round" "$kind-distinct" "$n" "$((after - before))" "$hz" "$rss" "$ready_ms" \
+          >>"$OUT/runs.tsv" <<'PY'
+import sys
+out, rnd, kind, n, ticks, hz, rss, ready = sys.argv[1:]
+line = next(l for l in open(out) if l.startswith("result "))
+f = dict(kv.split("=", 1) for kv in line.split()[1:])
+ok = int(f["ok"])
+cpu_ms = int(ticks) * 1000.0 / int(hz) / max(1, ok)
+print(f"{rnd}\t{kind}\t{n}\t{ok}\t0\t{f['failed']}\t{f['rps']}\t{float(f['p50_ms']):.2f}\t{float(f['p99_ms']):.2f}\t"
+      f"{cpu_ms:.3f}\t{rss}\t{ready}")
+PY
+        tail -1 "$OUT/runs.tsv" >&2
+      done
+      stop_server
+    done
+  done
+fi
 
 if [ -z "${SKIP_CPU:-}" ]; then
   echo "== CPU per injection: Istio's /inject handler (Go testing.Benchmark) and our engine (inject_cpu), alternating" >&2

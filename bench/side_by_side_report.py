@@ -16,6 +16,8 @@ SERVERS = [
     ("cached", "ours, outcome cache"),
     ("engine", "ours, engine every admission"),
     ("ceiling", "our server, canned real patch (ceiling)"),
+    ("engine-distinct", "ours, engine every admission, 1,000 distinct pods (webhook_client)"),
+    ("ceiling-distinct", "ceiling, 1,000 distinct pods (webhook_client)"),
 ]
 
 
@@ -62,6 +64,19 @@ def load_table(runs):
                 f"{s['cpu_ms']:.3f} (÷{b['cpu_ms'] / s['cpu_ms']:.1f}) | {s['rss_kb'] / 1024:.1f} | {s['ready_ms']:.0f} | "
                 f"{s['status0']} | {s['failed']} |")
     return "\n".join(lines), summary, inflights
+
+
+def ceiling_shares(summary, inflights):
+    """The engine's throughput as a share of the ceiling's, same load tool on both sides."""
+    lines = []
+    for n in inflights:
+        for engine, ceiling, what in (("engine", "ceiling", "one review repeated (h2load)"),
+                                      ("engine-distinct", "ceiling-distinct", "1,000 distinct reviews (webhook_client)")):
+            e, c = summary.get((engine, n)), summary.get((ceiling, n))
+            if e and c and c["rps"]:
+                lines.append(f"- {n} in flight, {what}: engine {e['rps']:,.0f}/s = {100 * e['rps'] / c['rps']:.0f}% "
+                             f"of the ceiling's {c['rps']:,.0f}/s, engine p99 {e['p99_ms']:.2f} ms")
+    return "\n".join(lines)
 
 
 def cpu_table(out):
@@ -122,6 +137,10 @@ def main():
     out, png = sys.argv[1], sys.argv[2]
     table, summary, inflights = load_table(load_runs(os.path.join(out, "runs.tsv")))
     print(table)
+    shares = ceiling_shares(summary, inflights)
+    if shares:
+        print()
+        print(shares)
     cpu = cpu_table(out)
     if cpu:
         print()

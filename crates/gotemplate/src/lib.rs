@@ -91,4 +91,4 @@ pub use exec::MAX_EXEC_DEPTH;
 pub use funcs::{ArgType, Func, FuncMap};
 pub use parse::ParseError;
 pub use template::{Error, ExecError, Template};
-pub use value::{ElemType, IntType, List, Map, Object, ObjectKind, UintType, Value};
+pub use value::{ElemType, IntType, List, Map, MapRead, MapWatch, Object, ObjectKind, UintType, Value};

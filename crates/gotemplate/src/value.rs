@@ -121,11 +121,35 @@ pub struct List {
 /// the later ones (linear), which suits maps that are built once and rarely changed. The hash
 /// is foldhash: seeded per process, since keys come from input (pod labels and annotations),
 /// and several times cheaper than std's SipHash on short keys.
+///
+/// A map may carry a [`MapWatch`]: told of every read (by key, or of the whole map), so that a
+/// host can learn exactly which of its data a template looked at (the injector keys its render
+/// cache by it). Every access goes through the methods below, so nothing reads unseen.
 #[derive(Debug)]
 pub struct Map {
     /// The element type.
     pub elem: ElemType,
     entries: RwLock<Entries>,
+    watch: Option<MapWatch>,
+}
+
+/// What a [`MapWatch`] is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapRead<'a> {
+    /// One key was looked up (present or not).
+    Key(&'a str),
+    /// The whole map was read (its length, its entries, a copy) or changed.
+    All,
+}
+
+/// The observer of a [`Map`]'s reads (see [`Map::watched`]).
+#[derive(Clone)]
+pub struct MapWatch(pub Arc<dyn Fn(MapRead<'_>) + Send + Sync>);
+
+impl fmt::Debug for MapWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("MapWatch")
+    }
 }
 
 /// The entries of a [`Map`], in key order.
@@ -137,25 +161,49 @@ impl Map {
         Map {
             elem,
             entries: RwLock::new(entries.into_iter().collect()),
+            watch: None,
         }
     }
 
+    /// A map whose reads are told to `watch`.
+    pub fn watched(elem: ElemType, entries: BTreeMap<String, Value>, watch: MapWatch) -> Self {
+        Map {
+            watch: Some(watch),
+            ..Map::new(elem, entries)
+        }
+    }
+
+    fn tell(&self, read: MapRead<'_>) {
+        if let Some(watch) = &self.watch {
+            (watch.0)(read);
+        }
+    }
+
+    /// The entries, read whole.
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Entries> {
+        self.tell(MapRead::All);
+        self.read_unseen()
+    }
+
+    fn read_unseen(&self) -> std::sync::RwLockReadGuard<'_, Entries> {
         self.entries.read().unwrap_or_else(|e| e.into_inner())
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Entries> {
+        self.tell(MapRead::All);
         self.entries.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The value for a key.
     pub fn get(&self, key: &str) -> Option<Value> {
-        self.read().get(key).cloned()
+        self.tell(MapRead::Key(key));
+        self.read_unseen().get(key).cloned()
     }
 
     /// Whether the key is present.
     pub fn contains_key(&self, key: &str) -> bool {
-        self.read().contains_key(key)
+        self.tell(MapRead::Key(key));
+        self.read_unseen().contains_key(key)
     }
 
     /// The number of entries.

@@ -236,3 +236,52 @@ fn templates_render_concurrently() {
         assert_eq!(h.join().expect("thread").as_deref(), Ok("0=A 1=B "));
     }
 }
+
+/// A `map[string]string` whose reads are logged, as the injector's labels and annotations are.
+fn watched(reads: &std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> Value {
+    let log = reads.clone();
+    let watch = gotemplate::MapWatch(std::sync::Arc::new(move |read| {
+        let entry = match read {
+            gotemplate::MapRead::Key(key) => format!("key {key}"),
+            gotemplate::MapRead::All => "all".to_owned(),
+        };
+        if let Ok(mut log) = log.lock() {
+            log.push(entry);
+        }
+    }));
+    let entries = BTreeMap::from([
+        ("app".to_owned(), Value::str("web")),
+        ("tier".to_owned(), Value::str("db")),
+    ]);
+    let map = gotemplate::Map::watched(gotemplate::ElemType::String, entries, watch);
+    Value::map(BTreeMap::from([(
+        "labels".to_owned(),
+        Value::Map(std::sync::Arc::new(map)),
+    )]))
+}
+
+#[test]
+fn a_watched_map_tells_lookups_by_key_and_everything_else_as_whole() {
+    let reads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let data = watched(&reads);
+    let out = render(
+        r#"{{ index .labels "app" }} {{ .labels.missing }} {{ if .labels.tier }}yes{{ end }}"#,
+        &data,
+    );
+    assert_eq!(out.as_deref(), Ok("web <no value> yes"));
+    let mut seen = reads.lock().unwrap().clone();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        ["key app", "key missing", "key tier"],
+        "lookups are told by key only"
+    );
+    reads.lock().unwrap().clear();
+    let out = render(
+        r#"{{ range $k, $v := .labels }}{{ $k }}={{ $v }},{{ end }} {{ len .labels }}"#,
+        &data,
+    );
+    assert_eq!(out.as_deref(), Ok("app=web,tier=db, 2"));
+    let seen = reads.lock().unwrap().clone();
+    assert!(!seen.is_empty() && seen.iter().all(|r| r == "all"), "{seen:?}");
+}

@@ -23,7 +23,18 @@ pub fn injector() -> Option<Injector> {
         .config;
     let values = parse_values(&read("values/default.json")?).ok()?;
     let mesh = parse_mesh(&read("mesh/default.yaml")?).ok()?;
-    Injector::new(config, values, mesh, Options::default()).ok()
+    Injector::new(config, values, mesh, Options::default())
+        .ok()
+        .map(with_render_cache_setting)
+}
+
+/// `RENDER_CACHE=0` in the environment measures the engine without its render cache (every
+/// injection renders and parses the templates, as before the cache).
+fn with_render_cache_setting(injector: Injector) -> Injector {
+    match std::env::var("RENDER_CACHE").ok().and_then(|v| v.parse().ok()) {
+        Some(capacity) => injector.with_render_cache(capacity),
+        None => injector,
+    }
 }
 
 /// The project's embedded default configuration with native sidecars on, as `serve` and `inject`
@@ -34,7 +45,9 @@ pub fn embedded_injector() -> Result<Injector, String> {
         native_sidecars: true,
         ..Options::default()
     };
-    Injector::new(config, values, mesh, options).map_err(|e| e.to_string())
+    Injector::new(config, values, mesh, options)
+        .map(with_render_cache_setting)
+        .map_err(|e| e.to_string())
 }
 
 /// The admission of `pod` in namespace `shop`, or `None` when `injector` does not inject it (a

@@ -4,8 +4,13 @@
 //!
 //! `cargo run --release -p injector-engine --example inject_cpu [POD] [ROUNDS_SCALE]` (`POD`: a
 //! prefix of `typical pod`, `64 KB`, `2000 env`, `typical pod (embedded default)`; `all` by
-//! default). The first three need Istio's derived settings (`SIDECAR_INJECTOR_SHARED`, default
-//! `../shared` beside the checkout); the last runs the project's embedded default configuration.
+//! default; `RENDER_CACHE=0` without the render cache). The first three need Istio's derived
+//! settings (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout); the last runs the
+//! project's embedded default configuration.
+//!
+//! `inject_cpu distinct FILE` injects the pods of a file of AdmissionReviews (one per line,
+//! `bench/reviews.py`'s `distinct.jsonl`) in turn, five rounds over the file, with Istio's
+//! settings, and prints the CPU per injection and how many renders the render cache holds.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -20,6 +25,14 @@ const TYPICAL_PER_ROUND: u32 = 400;
 const ROUNDS: u32 = 5;
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("distinct") {
+        let Some(path) = std::env::args().nth(2) else {
+            eprintln!("usage: inject_cpu distinct FILE");
+            std::process::exit(2);
+        };
+        distinct(&path);
+        return;
+    }
     let only = std::env::args().nth(1).filter(|arg| arg != "all");
     let scale: u32 = std::env::args()
         .nth(2)
@@ -76,4 +89,48 @@ fn measure(name: &str, injector: &Injector, pod: &serde_json::Value, per_round: 
     let best = rounds.iter().copied().fold(f64::INFINITY, f64::min);
     let mean = rounds.iter().sum::<f64>() / rounds.len() as f64;
     println!("{name}: CPU per injection best {best:.0} µs, mean {mean:.0} µs");
+}
+
+/// CPU per injection over the distinct pods of `path`, in turn.
+fn distinct(path: &str) {
+    let reviews: Vec<serde_json::Value> = match std::fs::read_to_string(path) {
+        Ok(text) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect(),
+        Err(error) => {
+            eprintln!("{path}: {error}");
+            std::process::exit(1);
+        }
+    };
+    let Some(injector) = pods::injector() else {
+        eprintln!("Istio's derived settings not found (set SIDECAR_INJECTOR_SHARED)");
+        std::process::exit(1);
+    };
+    let requests: Vec<_> = reviews
+        .iter()
+        .map(|r| injector_engine::pipeline::Request {
+            pod: r.pointer("/request/object"),
+            namespace: r
+                .pointer("/request/namespace")
+                .and_then(serde_json::Value::as_str),
+            ..Default::default()
+        })
+        .collect();
+    let mut rounds = Vec::new();
+    for _ in 0..ROUNDS {
+        let start = cpu_time::ThreadTime::now();
+        for request in &requests {
+            std::hint::black_box(injector.inject(std::hint::black_box(request)).ok());
+        }
+        rounds.push(start.elapsed().as_secs_f64() * 1e6 / requests.len() as f64);
+    }
+    let best = rounds.iter().copied().fold(f64::INFINITY, f64::min);
+    let first = rounds[0];
+    println!(
+        "{} distinct reviews: CPU per injection first round {first:.0} µs, best {best:.0} µs; renders cached {}",
+        requests.len(),
+        injector.render_cache().len()
+    );
 }

@@ -6,43 +6,47 @@
 //! `decision → annotation validation → template data → render → strategic merge →
 //! re-apply user overrides → post-processing → JSON patch`.
 //!
-//! The stages:
+//! The stages, each a folder (or module) of its own, in the order [`pipeline`] runs them:
 //!
-//! - settings: [`settings`] (values and mesh from files or ConfigMaps), [`mesh`] (mesh config and
-//!   per-pod ProxyConfig: defaults, merging, validation, `protoToJSON`);
-//! - before rendering: [`validate`] (annotation validation), [`strip`] (what the templates see of a
-//!   re-injected pod), [`selection`] (which templates), [`owner`] (the workload), [`images`],
-//!   [`cluster`] (cluster and network env);
-//! - after merging: [`prometheus`], [`probes`], [`status`], [`reorder`];
-//! - rendering: [`render`] (Istio's template functions and `SidecarTemplateData` as host
-//!   objects for the [`gotemplate`] engine);
-//! - the answer: [`patch`] (RFC 6902 JSON Patch);
-//! - helpers: [`pod`] (JSON accessors), [`gojson`] (JSON as Go writes it), [`gotime`]
-//!   (Kubernetes times), [`netip`] (Go's IP prefix parsing), [`quantity`] (Kubernetes
-//!   quantities).
+//! - [`decide`]: annotation validation ([`decide::validate`]) and template selection
+//!   ([`decide::selection`]);
+//! - [`prepare`]: the template data's inputs: [`prepare::strip`] (what the templates see of a
+//!   re-injected pod), [`prepare::owner`] (the workload), [`prepare::images`],
+//!   [`prepare::cluster`] (cluster and network env);
+//! - [`render`]: Istio's template functions and `SidecarTemplateData` as host objects for the
+//!   [`gotemplate`] engine;
+//! - merge: the strategic merge ([`strategic_merge`]) with the Go round trip ([`normalize`]), and
+//!   the re-applied user overrides (in [`pipeline`]);
+//! - [`post`]: [`post::prometheus`], [`post::probes`], [`post::status`], [`post::reorder`];
+//! - the answer: [`patch`] (RFC 6902 JSON Patch).
+//!
+//! Around them: [`settings`] (values and mesh from files or ConfigMaps), [`mesh`] (mesh config
+//! and per-pod ProxyConfig: defaults, merging, validation, `protoToJSON`), [`kube_inject`]; and
+//! helpers: [`pod`] (JSON accessors), [`gojson`] (JSON as Go writes it), [`gotime`] (Kubernetes
+//! times), [`netip`] (Go's IP prefix parsing), [`quantity`] (Kubernetes quantities).
+//!
+//! The stage modules are also re-exported at the crate root under their old names
+//! (`injector_engine::status`, `injector_engine::cluster`, ...), which callers use.
 
-pub mod cluster;
+pub mod decide;
 pub mod gojson;
 pub mod gotime;
-pub mod images;
 pub mod kube_inject;
 pub mod mesh;
 pub mod netip;
 pub mod normalize;
-pub mod owner;
 pub mod patch;
 pub mod pipeline;
 pub mod pod;
-pub mod probes;
-pub mod prometheus;
+pub mod post;
+pub mod prepare;
 pub mod quantity;
 pub mod render;
-pub mod reorder;
-pub mod selection;
 pub mod settings;
-pub mod status;
-pub mod strip;
-pub mod validate;
+
+pub use decide::{selection, validate};
+pub use post::{probes, prometheus, reorder, status};
+pub use prepare::{cluster, images, owner, strip};
 
 /// The embedded default configuration: (injector config, values, mesh config) texts.
 ///

@@ -8,6 +8,12 @@
 //!   → JSON Patch from the pod as received
 //! ```
 //!
+//! Each stage is its own folder or module: [`crate::decide`] (annotation validation, template
+//! selection), [`crate::prepare`] with [`prepare`] here (the template data's inputs),
+//! [`crate::render`] (the template data and functions) with [`render_cache`] (renders reused
+//! by exactly what they read), the merge ([`strategic_merge`], [`crate::normalize`] and
+//! `overrides` here), [`crate::post`] (post-processing) and [`crate::patch`].
+//!
 //! The pod is handled as JSON in the shape Go's `encoding/json` gives it (zero values added,
 //! quantities canonical), but fields our schema does not know are kept, so that the patch never
 //! removes what we did not put there.
@@ -24,10 +30,9 @@ use strategic_merge::Schema;
 
 use crate::{
     cluster::{overwrite_cluster_info, resolve_cluster_and_network},
-    images::{PROXY_IMAGE_TYPE_ANNOTATION, proxy_image, proxy_init_image},
-    mesh::{PROXY_CONFIG_ANNOTATION, effective_proxy_config, validate_proxy_config},
+    mesh::{PROXY_CONFIG_ANNOTATION, validate_proxy_config},
     normalize::{normalize, normalize_preserving_owned, to_go_json},
-    owner::{Owner, owner_of},
+    owner::Owner,
     patch::create_patch_over_round_trip,
     pod::{ContainerList, PROXY_CONTAINER, annotations_mut, containers, containers_mut, labels_mut, name_of},
     probes::apply_rewrite,
@@ -35,13 +40,14 @@ use crate::{
     reorder::reorder_pod,
     selection::{TEMPLATES_ANNOTATION, select_templates},
     status::{STATUS_ANNOTATION, injection_status, parse_status},
-    strip::strip_pod,
     validate::validate_annotations,
 };
 
 mod data;
 mod overrides;
+mod prepare;
 mod preview;
+pub mod render_cache;
 mod template_pod;
 
 pub use data::TemplateInputs;
@@ -56,6 +62,11 @@ pub struct Injector {
     /// Shared with every render's template data (never copied per pod).
     mesh: std::sync::Arc<Value>,
     options: Options,
+    /// The templates whose renders may be cached (they call no clock or randomness).
+    deterministic: std::collections::BTreeSet<String>,
+    /// Renders by exactly what they read of the pod; one per configuration, so a reload starts
+    /// empty.
+    render_cache: render_cache::RenderCache,
 }
 
 /// Settings that do not come from the configuration files.
@@ -153,6 +164,12 @@ impl Injector {
         options: Options,
     ) -> Result<Self, TemplateError> {
         let mut templates = BTreeMap::new();
+        let deterministic = config
+            .templates
+            .iter()
+            .filter(|(_, text)| render_cache::deterministic(text))
+            .map(|(name, _)| name.clone())
+            .collect();
         for (name, text) in &config.templates {
             let template = crate::render::parse_template(text).map_err(|e| TemplateError {
                 name: name.clone(),
@@ -168,7 +185,21 @@ impl Injector {
             template_values,
             mesh: std::sync::Arc::new(mesh),
             options,
+            deterministic,
+            render_cache: render_cache::RenderCache::new(render_cache::DEFAULT_CAPACITY),
         })
+    }
+
+    /// The same injector with a render cache of `capacity` entries (0: none). See
+    /// [`render_cache`].
+    pub fn with_render_cache(mut self, capacity: usize) -> Self {
+        self.render_cache = render_cache::RenderCache::new(capacity);
+        self
+    }
+
+    /// The render cache (for its size in tests and metrics).
+    pub fn render_cache(&self) -> &render_cache::RenderCache {
+        &self.render_cache
     }
 
     /// The injector configuration.
@@ -241,39 +272,13 @@ impl Injector {
                 ))
             })?;
         }
-        let proxy_config = std::sync::Arc::new(
-            effective_proxy_config(
-                &self.mesh,
-                annotations.get(PROXY_CONFIG_ANNOTATION).map(String::as_str),
-            )
-            .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?,
-        );
-
-        let owner = request.owner.clone().unwrap_or_else(|| owner_of(&pod));
+        let pod = std::sync::Arc::new(pod);
+        let prepared = self
+            .prepare(&pod, request.owner.clone())
+            .map_err(|e| InjectError(format!("failed to run injection template: {}", e.reason())))?;
         let mut proxy_envs = request.path_env.clone();
         resolve_cluster_and_network(&self.values, &labels, &mut proxy_envs);
-        let status_port = mesh_status_port(&self.mesh);
-        let stripped = strip_pod(&pod, status_port)
-            .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
-
-        let image_type = annotations.get(PROXY_IMAGE_TYPE_ANNOTATION).map(String::as_str);
-        let proxy_config_image_type = proxy_config
-            .get("image")
-            .filter(|i| i.is_object())
-            .map(|image| image.get("imageType").and_then(Value::as_str).unwrap_or(""));
-        let inputs = TemplateInputs {
-            pod: std::sync::Arc::new(stripped),
-            owner: &owner,
-            mesh: self.mesh.clone(),
-            proxy_config: proxy_config.clone(),
-            revision: &self.options.revision,
-            native_sidecars: self.options.native_sidecars,
-            compliance_policy: &self.options.compliance_policy,
-            proxy_uid: self.options.proxy_uid,
-            proxy_gid: self.options.proxy_gid,
-            proxy_image: proxy_image(&self.values, proxy_config_image_type, image_type),
-            proxy_init_image: proxy_init_image(&self.values, image_type),
-        };
+        let inputs = self.template_inputs(&prepared);
         let template_data = data::template_data(&inputs, &self.template_values);
 
         let aliases = if self.options.kube_inject {
@@ -294,38 +299,101 @@ impl Injector {
         )
         .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
 
+        let fixed = render_cache::Fixed {
+            templates: selected.clone(),
+            owner: [
+                prepared.owner.api_version.clone(),
+                prepared.owner.kind.clone(),
+                prepared.owner.name.clone(),
+                prepared.owner.namespace.clone(),
+            ],
+            proxy_config_annotation: annotations.get(PROXY_CONFIG_ANNOTATION).cloned(),
+            proxy_image: prepared.proxy_image.clone(),
+            proxy_init_image: prepared.proxy_init_image.clone(),
+        };
+        let cacheable = self.render_cache.enabled()
+            && selected
+                .iter()
+                .all(|name| !self.templates.contains_key(name) || self.deterministic.contains(name));
+        let cached = cacheable
+            .then(|| self.render_cache.get(&fixed, &prepared.stripped))
+            .flatten();
+        let (merged, template_pod) = match cached {
+            Some(overlays) => {
+                self.merge_templates(&selected, &pod, &annotations, &mut Overlays::Cached(overlays))?
+            }
+            None => {
+                let mut source = Overlays::Render {
+                    data: &template_data,
+                    kept: cacheable.then(Vec::new),
+                };
+                let (merged, reads) = if cacheable {
+                    crate::render::objects::reads::record(&prepared.stripped, || {
+                        self.merge_templates(&selected, &pod, &annotations, &mut source)
+                    })
+                } else {
+                    (
+                        self.merge_templates(&selected, &pod, &annotations, &mut source),
+                        None,
+                    )
+                };
+                let merged = merged?;
+                if let (Some(reads), Overlays::Render { kept: Some(kept), .. }) = (reads, source) {
+                    self.render_cache
+                        .insert(fixed, &prepared.stripped, reads, kept.into());
+                }
+                merged
+            }
+        };
+        let proxy_config = prepared.proxy_config;
+
+        let mut merged = overrides::reapply(merged, &pod, &template_pod, &proxy_config)
+            .map_err(|e| InjectError(format!("failed to re apply container: {e}")))?;
+
+        self.post_process(&mut merged, &template_pod, &proxy_envs, &proxy_config)
+            .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
+        Ok(merged)
+    }
+
+    /// Renders (or takes from the cache) each selected template and merges it into the template
+    /// pod and into the pod: (the merged pod, the template pod).
+    fn merge_templates(
+        &self,
+        selected: &[String],
+        pod: &Value,
+        annotations: &BTreeMap<String, String>,
+        source: &mut Overlays<'_>,
+    ) -> Result<(Value, Value), InjectError> {
         let mut template_pod = empty_pod();
         let mut merged = pod.clone();
         let single_template = selected.len() == 1;
-        for name in &selected {
+        let mut index = 0;
+        for name in selected {
             let Some(template) = self.templates.get(name) else {
                 continue;
             };
-            let rendered = template
-                .execute(&template_data)
-                .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
-            let overlay = parse_overlay(&rendered)?;
+            let overlay = source.overlay(index, template)?;
             let names = single_template
                 .then(|| template_pod::names_only(&overlay))
                 .flatten();
             if names.is_none() {
                 template_pod = merge(std::mem::take(&mut template_pod), overlay.clone())?;
             }
-            if self.native_applies(&annotations, &overlay) {
+            if self.native_applies(annotations, &overlay) {
                 move_user_proxy_to_init(&mut merged);
             }
             merged = match merge(std::mem::take(&mut merged), overlay) {
                 Ok(merged) => merged,
                 // Istio merges into the template pod first, so its error (if any) is the one told.
                 Err(error) if names.is_some() => {
-                    merge(std::mem::take(&mut template_pod), parse_overlay(&rendered)?)?;
+                    merge(std::mem::take(&mut template_pod), source.again(index, template)?)?;
                     return Err(error);
                 }
                 Err(error) => return Err(error),
             };
             if let Some(names) = names {
                 #[cfg(debug_assertions)]
-                if let Ok(full) = merge(empty_pod(), parse_overlay(&rendered)?) {
+                if let Ok(full) = merge(empty_pod(), source.again(index, template)?) {
                     assert_eq!(
                         injection_status(&names, ""),
                         injection_status(&full, ""),
@@ -334,14 +402,9 @@ impl Injector {
                 }
                 template_pod = names;
             }
+            index += 1;
         }
-
-        let mut merged = overrides::reapply(merged, &pod, &template_pod, &proxy_config)
-            .map_err(|e| InjectError(format!("failed to re apply container: {e}")))?;
-
-        self.post_process(&mut merged, &template_pod, &proxy_envs, &proxy_config)
-            .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
-        Ok(merged)
+        Ok((merged, template_pod))
     }
 
     /// Whether the "native sidecar" adjustment applies to this template output: native on (the
@@ -457,6 +520,52 @@ fn parse_overlay(rendered: &str) -> Result<Value, InjectError> {
         }
     }
     Ok(Value::Object(Map::new()))
+}
+
+/// Where an injection's overlays come from: the render cache, or rendering (keeping copies for
+/// the cache when `kept` is `Some`).
+enum Overlays<'a> {
+    Cached(render_cache::Overlays),
+    Render {
+        data: &'a gotemplate::Value,
+        kept: Option<Vec<Value>>,
+    },
+}
+
+impl Overlays<'_> {
+    /// The overlay of the `index`-th rendered template.
+    fn overlay(&mut self, index: usize, template: &Template) -> Result<Value, InjectError> {
+        match self {
+            Overlays::Cached(overlays) => Ok(overlays.get(index).cloned().unwrap_or_default()),
+            Overlays::Render { data, kept } => {
+                let overlay = render_overlay(template, data)?;
+                if let Some(kept) = kept {
+                    kept.push(overlay.clone());
+                }
+                Ok(overlay)
+            }
+        }
+    }
+
+    /// The same overlay once more (for an error path or a check): from the cache or the kept
+    /// copy, else rendered again.
+    fn again(&self, index: usize, template: &Template) -> Result<Value, InjectError> {
+        match self {
+            Overlays::Cached(overlays) => Ok(overlays.get(index).cloned().unwrap_or_default()),
+            Overlays::Render { data, kept } => match kept.as_ref().and_then(|k| k.get(index)) {
+                Some(overlay) => Ok(overlay.clone()),
+                None => render_overlay(template, data),
+            },
+        }
+    }
+}
+
+/// One template rendered and parsed.
+fn render_overlay(template: &Template, data: &gotemplate::Value) -> Result<Value, InjectError> {
+    let rendered = template
+        .execute(data)
+        .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
+    parse_overlay(&rendered)
 }
 
 /// Istio's `applyOverlayYAML`: a strategic merge with the Pod schema, then the Go round trip.

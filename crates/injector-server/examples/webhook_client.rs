@@ -1,5 +1,5 @@
 //! A real HTTPS admission client for measuring the webhook on loopback: memory under bursts of
-//! big admissions, and a soak against two replicas with retry.
+//! big admissions, a soak against two replicas with retry, and load over distinct reviews.
 //!
 //! ```text
 //! # 64 admissions of 6 MiB at once, then the server's VmHWM/VmRSS (from /proc) after they end:
@@ -9,11 +9,17 @@
 //! # 200 admissions/s for 600 s, alternating between two replicas, retrying the other on failure:
 //! cargo run -p injector-server --example webhook_client -- soak \
 //!     --addr 127.0.0.1:15017 --addr 127.0.0.1:15018 --ca ca.pem --rate 200 --seconds 600
+//! # Closed-loop load over a rotating set of distinct reviews (one JSON review per line), as
+//! # h2load's -c/-m would send one body: 2 connections x 4 streams, 1 s warm-up, 8 s measured:
+//! cargo run -p injector-server --example webhook_client -- load \
+//!     --addr 127.0.0.1:15017 --ca ca.pem --bodies distinct.jsonl --connections 2 --streams 4 \
+//!     --warmup 1 --seconds 8
 //! ```
 //!
 //! Bodies are `admission.k8s.io/v1` AdmissionReviews of a pod whose annotations pad it to the
 //! asked size (`--annotations N` instead makes N small annotations, the shape that costs the
-//! decoded tree most). Output is one line of `key=value` figures per phase.
+//! decoded tree most); `load` sends the reviews of its `--bodies` file in turn. Output is one line
+//! of `key=value` figures per phase.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -86,6 +92,31 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         timeout: u64,
     },
+    /// Closed-loop load: `connections` HTTP/2 connections with `streams` admissions in flight on
+    /// each, every admission the next review of `bodies` in turn; prints throughput and latency.
+    Load {
+        /// The server's HTTPS address.
+        #[arg(long)]
+        addr: SocketAddr,
+        /// CA certificate (PEM).
+        #[arg(long)]
+        ca: PathBuf,
+        /// AdmissionReviews, one JSON document per line.
+        #[arg(long)]
+        bodies: PathBuf,
+        /// HTTP/2 connections.
+        #[arg(long, default_value_t = 2)]
+        connections: usize,
+        /// Admissions in flight per connection.
+        #[arg(long, default_value_t = 4)]
+        streams: usize,
+        /// Seconds of load before measuring.
+        #[arg(long, default_value_t = 1)]
+        warmup: u64,
+        /// Seconds measured.
+        #[arg(long, default_value_t = 8)]
+        seconds: u64,
+    },
 }
 
 #[tokio::main]
@@ -109,6 +140,23 @@ async fn main() -> Result<(), String> {
             seconds,
             timeout,
         } => soak(addrs, &ca, rate, seconds, Duration::from_secs(timeout)).await,
+        Command::Load {
+            addr,
+            ca,
+            bodies,
+            connections,
+            streams,
+            warmup,
+            seconds,
+        } => {
+            let plan = LoadPlan {
+                connections: connections.max(1),
+                streams: streams.max(1),
+                warmup: Duration::from_secs(warmup),
+                measured: Duration::from_secs(seconds.max(1)),
+            };
+            load(addr, &ca, &bodies, plan).await
+        }
     }
 }
 
@@ -391,6 +439,101 @@ async fn soak(
     );
     for (error, count) in errors.lock().map(|m| m.clone()).unwrap_or_default() {
         println!("error count={count} {error}");
+    }
+    Ok(())
+}
+
+/// The shape of a [`load`] run.
+struct LoadPlan {
+    connections: usize,
+    streams: usize,
+    warmup: Duration,
+    measured: Duration,
+}
+
+/// The reviews of a JSON-lines file, each checked to be JSON.
+fn read_bodies(path: &Path) -> Result<Vec<Bytes>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let bodies: Vec<Bytes> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str::<Value>(line)
+                .map(|_| Bytes::from(line.to_owned()))
+                .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
+        })
+        .collect::<Result<_, _>>()?;
+    if bodies.is_empty() {
+        return Err(format!("{}: no reviews", path.display()));
+    }
+    Ok(bodies)
+}
+
+async fn load(addr: SocketAddr, ca: &Path, bodies: &Path, plan: LoadPlan) -> Result<(), String> {
+    let connector = tls_connector(ca)?;
+    let bodies = Arc::new(read_bodies(bodies)?);
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let (measure_from, end) = (start + plan.warmup, start + plan.warmup + plan.measured);
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..plan.connections {
+        let sender = connect(&connector, addr).await?;
+        for _ in 0..plan.streams {
+            let (mut sender, bodies, next) = (sender.clone(), bodies.clone(), next.clone());
+            tasks.spawn(async move {
+                let (mut latencies, mut failed, mut errors) = (Vec::<u32>::new(), 0u64, Vec::new());
+                loop {
+                    let sent = Instant::now();
+                    if sent >= end {
+                        break;
+                    }
+                    let body = bodies[next.fetch_add(1, Ordering::Relaxed) % bodies.len()].clone();
+                    let result = post(&mut sender, body).await;
+                    if sent < measure_from || Instant::now() > end {
+                        continue;
+                    }
+                    match result {
+                        Ok(()) => {
+                            latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX))
+                        }
+                        Err(e) => {
+                            failed += 1;
+                            if errors.len() < 3 {
+                                errors.push(e);
+                            }
+                        }
+                    }
+                }
+                (latencies, failed, errors)
+            });
+        }
+    }
+    let (mut latencies, mut failed, mut errors) = (Vec::new(), 0, Vec::new());
+    while let Some(done) = tasks.join_next().await {
+        let (l, f, e) = done.map_err(|e| e.to_string())?;
+        latencies.extend(l);
+        failed += f;
+        errors.extend(e);
+    }
+    latencies.sort_unstable();
+    let pct = |p: f64| {
+        let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len().max(1)) - 1;
+        latencies.get(i).map_or(0.0, |&us| f64::from(us) / 1000.0)
+    };
+    println!(
+        "result bodies={} ok={} failed={failed} rps={:.0} p50_ms={:.2} p99_ms={:.2} max_ms={:.2}",
+        bodies.len(),
+        latencies.len(),
+        latencies.len() as f64 / plan.measured.as_secs_f64(),
+        pct(0.50),
+        pct(0.99),
+        pct(1.0)
+    );
+    errors.sort();
+    errors.dedup();
+    for error in errors {
+        println!("error {}", error.chars().take(200).collect::<String>());
     }
     Ok(())
 }

@@ -343,3 +343,241 @@ fn a_rendered_template_may_repeat_a_key_and_the_last_one_wins() {
         error.0
     );
 }
+
+/// Reads one label, one annotation and the containers' names, and nothing else of the pod.
+const READS_LITTLE: &str = r#"
+spec:
+  containers:
+  - name: istio-proxy
+    image: "{{ .ProxyImage }}"
+    env:
+    - {name: APP, value: "{{ index .ObjectMeta.Labels `app` }}"}
+    - {name: LEVEL, value: "{{ annotation .ObjectMeta `sidecar.istio.io/logLevel` `info` }}"}
+    - {name: APPS, value: "{{ range .Spec.Containers }}{{ .Name }},{{ end }}"}
+"#;
+
+fn reads_little(template: &str) -> Injector {
+    let mut config = InjectorConfig::default();
+    config.injection.policy = injector_core::decision::Policy::parse("enabled");
+    config.templates.insert("sidecar".to_owned(), template.to_owned());
+    let values = json!({"global": {"hub": "docker.io/istio", "tag": "1.28.0"}});
+    Injector::new(config, values, default_mesh_config(), Options::default()).expect("templates parse")
+}
+
+fn patch_of(injector: &Injector, pod: &Value) -> Vec<u8> {
+    injected(
+        injector
+            .inject(&Request {
+                pod: Some(pod),
+                ..Request::default()
+            })
+            .expect("injects"),
+    )
+    .1
+}
+
+fn env_of(pod: &Value, name: &str) -> String {
+    let proxy = containers(pod, ContainerList::Containers)
+        .iter()
+        .find(|c| name_of(c) == PROXY_CONTAINER)
+        .expect("the proxy is injected");
+    proxy["env"]
+        .as_array()
+        .and_then(|env| env.iter().find(|e| e["name"] == name))
+        .and_then(|e| e["value"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A copy of `pod` changed at one JSON pointer.
+fn with(pod: &Value, pointer: &str, value: Value) -> Value {
+    let mut pod = pod.clone();
+    let (parent, key) = pointer.rsplit_once('/').expect("a pointer");
+    pod.pointer_mut(parent)
+        .and_then(Value::as_object_mut)
+        .expect("the parent exists")
+        .insert(key.replace("~1", "/"), value);
+    pod
+}
+
+#[test]
+fn pods_differing_only_in_what_the_template_does_not_read_share_a_render() {
+    let cached = reads_little(READS_LITTLE);
+    let uncached = reads_little(READS_LITTLE).with_render_cache(0);
+    let first = pod();
+    let renamed = with(&first, "/metadata/name", json!("web-5d8f9c-x2x7q"));
+    let other_image = with(&first, "/spec/containers/0/image", json!("nginx:2"));
+    let other_env = with(
+        &first,
+        "/spec/containers/0/env",
+        json!([{"name": "INDEX", "value": "3"}]),
+    );
+    for pod in [&first, &renamed, &other_image, &other_env] {
+        assert_eq!(patch_of(&cached, pod), patch_of(&uncached, pod));
+    }
+    assert_eq!(cached.render_cache().len(), 1, "one render served all six pods");
+    assert!(uncached.render_cache().is_empty());
+}
+
+#[test]
+fn pods_differing_in_what_the_template_reads_do_not_share_a_render() {
+    let cached = reads_little(READS_LITTLE);
+    let uncached = reads_little(READS_LITTLE).with_render_cache(0);
+    let first = pod();
+    let variants = [
+        with(&first, "/metadata/labels/app", json!("api")),
+        with(&first, "/metadata/labels", json!({"pod-template-hash": "5d8f9c"})),
+        with(
+            &first,
+            "/metadata/annotations",
+            json!({"sidecar.istio.io/logLevel": "debug"}),
+        ),
+        with(&first, "/spec/containers/0/name", json!("api")),
+        with(
+            &first,
+            "/spec/containers",
+            json!([{"name": "web", "image": "nginx"}, {"name": "log", "image": "fluent"}]),
+        ),
+    ];
+    let (pod, _) = injected(
+        cached
+            .inject(&Request {
+                pod: Some(&first),
+                ..Request::default()
+            })
+            .unwrap(),
+    );
+    assert_eq!(env_of(&pod, "APP"), "web");
+    for (i, variant) in variants.iter().enumerate() {
+        assert_eq!(
+            patch_of(&cached, variant),
+            patch_of(&uncached, variant),
+            "variant {i}"
+        );
+    }
+    assert_eq!(cached.render_cache().len(), 6, "each variant rendered anew");
+    let (pod, _) = injected(
+        cached
+            .inject(&Request {
+                pod: Some(&variants[2]),
+                ..Request::default()
+            })
+            .unwrap(),
+    );
+    assert_eq!(env_of(&pod, "LEVEL"), "debug");
+    let (pod, _) = injected(
+        cached
+            .inject(&Request {
+                pod: Some(&variants[4]),
+                ..Request::default()
+            })
+            .unwrap(),
+    );
+    assert_eq!(env_of(&pod, "APPS"), "web,log,");
+}
+
+#[test]
+fn a_reloaded_configuration_never_serves_an_old_render() {
+    let old = reads_little(READS_LITTLE);
+    let (before, _) = injected(
+        old.inject(&Request {
+            pod: Some(&pod()),
+            ..Request::default()
+        })
+        .unwrap(),
+    );
+    assert_eq!(old.render_cache().len(), 1);
+    // A reload compiles a new injector, with its own (empty) cache, from the new settings.
+    let mut config = old.config().clone();
+    config.templates.insert(
+        "sidecar".to_owned(),
+        READS_LITTLE.replace("name: APP,", "name: APP_NAME,"),
+    );
+    let values = json!({"global": {"hub": "docker.io/istio", "tag": "1.29.0"}});
+    let reloaded = Injector::new(config, values, default_mesh_config(), Options::default()).unwrap();
+    assert!(reloaded.render_cache().is_empty());
+    let (after, _) = injected(
+        reloaded
+            .inject(&Request {
+                pod: Some(&pod()),
+                ..Request::default()
+            })
+            .unwrap(),
+    );
+    assert_eq!(env_of(&after, "APP_NAME"), "web");
+    let (before, after) = (proxy_image_of(&before), proxy_image_of(&after));
+    assert!(
+        before.ends_with(":1.28.0") && after.ends_with(":1.29.0"),
+        "{before} then {after}"
+    );
+}
+
+fn proxy_image_of(pod: &Value) -> String {
+    containers(pod, ContainerList::Containers)
+        .iter()
+        .find(|c| name_of(c) == PROXY_CONTAINER)
+        .and_then(|c| c["image"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn a_template_reading_the_clock_is_rendered_every_time() {
+    let clock =
+        reads_little(&READS_LITTLE.replace("{{ .ProxyImage }}", "{{ .ProxyImage }}-{{ now | date `2006` }}"));
+    patch_of(&clock, &pod());
+    patch_of(&clock, &pod());
+    assert!(clock.render_cache().is_empty());
+}
+
+#[test]
+fn the_render_cache_agrees_with_rendering_on_the_full_template() {
+    // The project's own sidecar template reads labels, annotations, containers and more.
+    let (config, values, mesh) = crate::embedded_settings().expect("the embedded settings load");
+    let make = || Injector::new(config.clone(), values.clone(), mesh.clone(), Options::default()).unwrap();
+    let cached = make();
+    let uncached = make().with_render_cache(0);
+    let base = pod();
+    let pods = [
+        base.clone(),
+        with(&base, "/metadata/name", json!("web-1")),
+        with(&base, "/metadata/labels/app", json!("api")),
+        with(
+            &base,
+            "/metadata/labels/statefulset.kubernetes.io~1pod-name",
+            json!("web-0"),
+        ),
+        with(
+            &base,
+            "/metadata/annotations",
+            json!({"sidecar.istio.io/proxyCPU": "300m"}),
+        ),
+        with(
+            &base,
+            "/metadata/annotations",
+            json!({"proxy.istio.io/config": "{\"concurrency\": 3}"}),
+        ),
+        with(
+            &base,
+            "/spec/containers/0/env",
+            json!([{"name": "JOB_COMPLETION_INDEX", "value": "7"}]),
+        ),
+        with(
+            &base,
+            "/spec/containers/0/ports",
+            json!([{"containerPort": 9090}]),
+        ),
+        base.clone(),
+    ];
+    for (i, pod) in pods.iter().enumerate() {
+        assert_eq!(
+            String::from_utf8(patch_of(&cached, pod)).unwrap(),
+            String::from_utf8(patch_of(&uncached, pod)).unwrap(),
+            "pod {i}"
+        );
+    }
+    assert!(
+        cached.render_cache().len() < pods.len(),
+        "some pods shared a render"
+    );
+}

@@ -19,20 +19,16 @@ use gotemplate::{IntType, Object, ObjectKind, UintType, Value};
 use serde_json::Value as Json;
 
 use super::proto::{Enum, EnumType, Wrapper, WrapperKind};
+use super::reads::{Path, Read, Seg, note, resolve};
 use super::{GO_JSON_METHOD, PROTO_JSON_METHOD, RAW_JSON_METHOD};
 use crate::render::json::{go_json_of_raw, write_go_json};
 
-/// A position inside a shared JSON document.
+/// A position inside a shared JSON document. Its accessors are the only way the template data
+/// reads the pod, and each logs what it observed while a render is recorded ([`super::reads`]).
 #[derive(Clone)]
 pub struct JsonRef {
     root: Arc<Json>,
-    path: Arc<[Seg]>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Seg {
-    Key(&'static str),
-    Index(usize),
+    path: Path,
 }
 
 impl fmt::Debug for JsonRef {
@@ -50,17 +46,11 @@ impl JsonRef {
         }
     }
 
-    /// The JSON node this refers to (`Null` if the path no longer resolves).
+    /// The JSON node this refers to (`Null` if the path no longer resolves). The caller may read
+    /// all of it, so a recording logs the whole node.
     pub fn get(&self) -> &Json {
-        let mut node = &*self.root;
-        for seg in self.path.iter() {
-            node = match seg {
-                Seg::Key(k) => node.get(*k),
-                Seg::Index(i) => node.get(*i),
-            }
-            .unwrap_or(&Json::Null);
-        }
-        node
+        note(&self.root, || Read::Whole(self.path.clone()));
+        resolve(&self.root, &self.path)
     }
 
     fn push(&self, seg: Seg) -> JsonRef {
@@ -75,7 +65,8 @@ impl JsonRef {
 
     /// The member `key`, if present and not null.
     pub fn key(&self, key: &'static str) -> Option<JsonRef> {
-        match self.get().get(key) {
+        note(&self.root, || Read::Member(self.path.clone(), key));
+        match resolve(&self.root, &self.path).get(key) {
             None | Some(Json::Null) => None,
             Some(_) => Some(self.push(Seg::Key(key))),
         }
@@ -83,7 +74,8 @@ impl JsonRef {
 
     /// The elements of an array (none if this is not an array).
     pub fn items(&self) -> Vec<JsonRef> {
-        let n = self.get().as_array().map_or(0, Vec::len);
+        note(&self.root, || Read::Length(self.path.clone()));
+        let n = resolve(&self.root, &self.path).as_array().map_or(0, Vec::len);
         (0..n).map(|i| self.push(Seg::Index(i))).collect()
     }
 }
@@ -448,7 +440,23 @@ fn is_empty(kind: Kind, node: Option<&JsonRef>) -> bool {
 
 /// Converts a field's JSON into the template value of its Go type.
 pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
-    let json = node.as_ref().map(JsonRef::get);
+    // Struct and list kinds only navigate (their fields and items log their own reads); the
+    // others read the node itself.
+    let navigates = matches!(
+        kind,
+        Kind::Struct(_)
+            | Kind::Inline(_)
+            | Kind::Embedded(_)
+            | Kind::Ptr(_)
+            | Kind::List(_)
+            | Kind::PtrList(_)
+    ) || matches!(kind, Kind::Opaque(t) if !t.starts_with("map"))
+        || matches!(kind, Kind::Time);
+    let json = if navigates {
+        None
+    } else {
+        node.as_ref().map(JsonRef::get)
+    };
     match kind {
         Kind::Str => Value::str(json.and_then(Json::as_str).unwrap_or("")),
         Kind::Int => Value::int(json_i64(json)),
@@ -457,7 +465,11 @@ pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
         Kind::Uint32 => Value::Uint(json_i64(json).max(0) as u64, UintType::Uint32),
         Kind::Float64 => Value::Float(json.and_then(Json::as_f64).unwrap_or(0.0)),
         Kind::Bool => Value::Bool(json.and_then(Json::as_bool).unwrap_or(false)),
-        Kind::StrMap => string_map(json),
+        Kind::StrMap => match &node {
+            // Read by key: the map tells each lookup itself.
+            Some(node) => watched_string_map(node),
+            None => string_map(None),
+        },
         Kind::StrList => Value::string_list(
             json.and_then(Json::as_array)
                 .map(|a| a.iter().map(|s| Value::str(s.as_str().unwrap_or(""))).collect())
@@ -524,23 +536,37 @@ fn json_i64(json: Option<&Json>) -> i64 {
     }
 }
 
+/// The `map[string]string` of the object at `node`, telling each read to the recording (by key
+/// for lookups).
+fn watched_string_map(node: &JsonRef) -> Value {
+    let entries = string_map_entries(Some(resolve(&node.root, &node.path)));
+    let watch = super::reads::map_watch(node.root.clone(), node.path.clone());
+    Value::Map(Arc::new(gotemplate::Map::watched(
+        gotemplate::ElemType::String,
+        entries,
+        watch,
+    )))
+}
+
 /// A `map[string]string` from a JSON object (non-string values are printed as JSON).
 pub fn string_map(json: Option<&Json>) -> Value {
-    Value::string_map(
-        json.and_then(Json::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| {
-                        let s = match v {
-                            Json::String(s) => s.clone(),
-                            other => other.to_string(),
-                        };
-                        (k.clone(), Value::str(s))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-    )
+    Value::string_map(string_map_entries(json))
+}
+
+fn string_map_entries(json: Option<&Json>) -> std::collections::BTreeMap<String, Value> {
+    json.and_then(Json::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let s = match v {
+                        Json::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), Value::str(s))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl Object for GoStruct {

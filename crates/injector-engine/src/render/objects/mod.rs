@@ -7,7 +7,8 @@
 //!   API struct, for `structToJSON`;
 //! - [`mesh`]: schemas of Istio's mesh API (`ProxyConfig`, `MeshConfig`, `Tracing`, …);
 //! - [`proto`]: protobuf enums, durations and wrappers;
-//! - [`protojson`]: protobuf JSON of a message by its schema.
+//! - [`protojson`]: protobuf JSON of a message by its schema;
+//! - [`reads`]: which parts of the pod a render read (the render cache's key).
 //!
 //! Two hidden zero-argument methods, whose names a template cannot spell (they start with a
 //! NUL byte), let Istio's functions see the data behind an object without downcasting:
@@ -21,6 +22,7 @@ pub mod kube;
 pub mod mesh;
 pub mod proto;
 pub mod protojson;
+pub mod reads;
 
 /// Hidden method: the object as Go's `encoding/json` writes it (a JSON string).
 pub const GO_JSON_METHOD: &str = "\u{0}gojson";

@@ -24,6 +24,22 @@ pub const OVERRIDES_ANNOTATION: &str = "proxy.istio.io/overrides";
 #[error("failed to parse annotation {OVERRIDES_ANNOTATION}: {0}")]
 pub struct StripError(pub String);
 
+/// Whether [`strip_pod`] would change the pod: it was injected before, saved overrides, or
+/// has Prometheus annotations (which may point at the agent). When not, the templates can see
+/// the pod itself, uncopied.
+pub fn needs_strip(pod: &Value) -> bool {
+    pod.get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object)
+        .is_some_and(|annotations| {
+            annotations.contains_key(STATUS_ANNOTATION)
+                || annotations.contains_key(OVERRIDES_ANNOTATION)
+                || annotations
+                    .keys()
+                    .any(|key| sanitize_label_name(key) == "prometheus_io_port")
+        })
+}
+
 /// The pod as the templates should see it. `mesh_status_port` is the mesh `defaultConfig.statusPort`.
 pub fn strip_pod(pod: &Value, mesh_status_port: i64) -> Result<Value, StripError> {
     let mut stripped = pod.clone();

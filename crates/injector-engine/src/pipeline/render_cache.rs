@@ -1,0 +1,274 @@
+//! The render cache: the parsed overlays of an injection's renders, reused for any later pod
+//! that shows the templates exactly what they read.
+//!
+//! Rendering Istio's template and parsing its YAML is most of an injection's work, yet pods of
+//! one workload (a Deployment's replicas, a Job's pods that differ only in env) mostly read the
+//! same: the same labels, annotations and container names. The key of a render is therefore not
+//! the pod, but:
+//!
+//! - the inputs that do not come from the pod's JSON and vary per pod: the selected templates, the
+//!   owner (`.TypeMeta`, `.DeploymentMeta`), the `proxy.istio.io/config` annotation (the
+//!   effective ProxyConfig is a function of it and the mesh) and the two images ([`Fixed`]);
+//! - every observation the renders made of the (stripped) pod, logged by the template data
+//!   itself ([`crate::render::objects::reads`]): a later pod whose every observation matches
+//!   would render the same text.
+//!
+//! Everything else the templates see (mesh config, values, revision, native sidecars, UID and
+//! GID, compliance policy) is the [`super::Injector`]'s own, and the cache lives in the injector:
+//! a configuration reload builds a new injector and so starts with an empty cache; a render of an
+//! old configuration cannot be served.
+//!
+//! Templates that call a function whose result is not determined by its arguments (`now`,
+//! `randAlphaNum`, `uuidv4`, `genCA`, ...) are never cached ([`deterministic`]).
+//!
+//! Bounded: at most `capacity` entries, at most [`PER_FAMILY`] per [`Fixed`] key (a
+//! StatefulSet's pods, which each read their own name label, would otherwise fill it); when the
+//! cache is full it is emptied (cheap, and a steady workload refills it at once).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::render::objects::reads::{Read, Seen};
+
+/// The most entries kept for one [`Fixed`] key; the oldest goes first.
+pub const PER_FAMILY: usize = 8;
+
+/// The default number of entries (each holds the overlays of one injection, some tens of KB).
+pub const DEFAULT_CAPACITY: usize = 256;
+
+/// The per-pod inputs of a render that are not read from the pod's JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Fixed {
+    /// The selected templates, in order.
+    pub templates: Vec<String>,
+    /// The owner: apiVersion, kind, name, namespace.
+    pub owner: [String; 4],
+    /// The `proxy.istio.io/config` annotation.
+    pub proxy_config_annotation: Option<String>,
+    /// `.ProxyImage`.
+    pub proxy_image: String,
+    /// `.ProxyInitImage`.
+    pub proxy_init_image: String,
+}
+
+/// The renders of one injection, as parsed overlays (one per selected template, in order).
+pub type Overlays = Arc<[Value]>;
+
+struct Entry {
+    reads: Vec<(Read, Seen)>,
+    overlays: Overlays,
+}
+
+impl Entry {
+    fn matches(&self, pod: &Value) -> bool {
+        self.reads.iter().all(|(read, seen)| read.sees_same(pod, seen))
+    }
+}
+
+#[derive(Default)]
+struct Families {
+    by_key: HashMap<Fixed, Vec<Entry>, foldhash::fast::RandomState>,
+    entries: usize,
+}
+
+/// A bounded cache of renders keyed by exactly what they read. See the module documentation.
+pub struct RenderCache {
+    capacity: usize,
+    families: Mutex<Families>,
+}
+
+impl std::fmt::Debug for RenderCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "RenderCache(capacity {}, {} entries)",
+            self.capacity,
+            self.len()
+        )
+    }
+}
+
+impl RenderCache {
+    /// A cache of at most `capacity` entries (0: nothing is cached).
+    pub fn new(capacity: usize) -> RenderCache {
+        RenderCache {
+            capacity,
+            families: Mutex::new(Families::default()),
+        }
+    }
+
+    /// Whether anything is ever cached.
+    pub fn enabled(&self) -> bool {
+        self.capacity > 0
+    }
+
+    /// The number of entries held.
+    pub fn len(&self) -> usize {
+        self.lock().entries
+    }
+
+    /// Whether no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The overlays of an earlier injection whose renders read, in `pod`, what they read then.
+    pub fn get(&self, fixed: &Fixed, pod: &Value) -> Option<Overlays> {
+        if !self.enabled() {
+            return None;
+        }
+        let families = self.lock();
+        families
+            .by_key
+            .get(fixed)?
+            .iter()
+            .rev()
+            .find(|entry| entry.matches(pod))
+            .map(|entry| entry.overlays.clone())
+    }
+
+    /// Keeps the overlays rendered for `pod`, which read `reads` of it.
+    pub fn insert(&self, fixed: Fixed, pod: &Value, reads: Vec<Read>, overlays: Overlays) {
+        if !self.enabled() {
+            return;
+        }
+        let reads = reads
+            .into_iter()
+            .map(|read| {
+                let seen = read.observe(pod);
+                (read, seen)
+            })
+            .collect();
+        let entry = Entry { reads, overlays };
+        let mut families = self.lock();
+        if families.entries >= self.capacity {
+            families.by_key.clear();
+            families.entries = 0;
+        }
+        let family = families.by_key.entry(fixed).or_default();
+        let evicted = if family.len() >= PER_FAMILY {
+            family.remove(0);
+            1
+        } else {
+            0
+        };
+        family.push(entry);
+        families.entries = families.entries + 1 - evicted;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Families> {
+        // A panic while holding the lock leaves a consistent map (every update is one step).
+        self.families
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Functions whose result is not a function of their arguments: a template calling one is never
+/// cached.
+const NONDETERMINISTIC: &[&str] = &[
+    "now",
+    "ago",
+    "randAlphaNum",
+    "randAlpha",
+    "randAscii",
+    "randNumeric",
+    "randInt",
+    "randBytes",
+    "shuffle",
+    "uuidv4",
+    "bcrypt",
+    "htpasswd",
+    "genPrivateKey",
+    "genCA",
+    "genCAWithKey",
+    "genSelfSignedCert",
+    "genSelfSignedCertWithKey",
+    "genSignedCert",
+    "genSignedCertWithKey",
+    "encryptAES",
+];
+
+/// Whether a template's text calls none of the [`NONDETERMINISTIC`] functions. Conservative: the
+/// name anywhere as a word (even in a comment or a string) counts as a call.
+pub fn deterministic(template_text: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    !template_text
+        .split(|c: char| !is_word(c))
+        .any(|word| NONDETERMINISTIC.contains(&word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::objects::reads::Seg;
+
+    fn fixed(name: &str) -> Fixed {
+        Fixed {
+            templates: vec!["sidecar".to_owned()],
+            owner: ["apps/v1".into(), "Deployment".into(), name.into(), "ns".into()],
+            proxy_config_annotation: None,
+            proxy_image: "proxyv2".into(),
+            proxy_init_image: "proxyv2".into(),
+        }
+    }
+
+    fn app_label() -> Read {
+        Read::Whole(Arc::from(vec![Seg::Key("metadata"), Seg::Key("labels")]))
+    }
+
+    fn overlays(text: &str) -> Overlays {
+        Arc::from(vec![Value::String(text.to_owned())])
+    }
+
+    #[test]
+    fn an_entry_serves_a_pod_that_shows_the_same_reads_and_no_other() {
+        let cache = RenderCache::new(4);
+        let a = serde_json::json!({"metadata": {"name": "a-1", "labels": {"app": "a"}}});
+        cache.insert(fixed("a"), &a, vec![app_label()], overlays("a"));
+        let other_name = serde_json::json!({"metadata": {"name": "a-2", "labels": {"app": "a"}}});
+        assert_eq!(
+            cache.get(&fixed("a"), &other_name).as_deref(),
+            Some(&overlays("a")[..])
+        );
+        let other_label = serde_json::json!({"metadata": {"name": "a-1", "labels": {"app": "b"}}});
+        assert!(cache.get(&fixed("a"), &other_label).is_none());
+        assert!(
+            cache.get(&fixed("b"), &a).is_none(),
+            "another owner is another key"
+        );
+    }
+
+    #[test]
+    fn the_cache_stays_within_its_bounds() {
+        let cache = RenderCache::new(PER_FAMILY * 2);
+        for i in 0..PER_FAMILY + 3 {
+            let pod = serde_json::json!({"metadata": {"labels": {"i": i}}});
+            cache.insert(fixed("a"), &pod, vec![app_label()], overlays("x"));
+        }
+        assert_eq!(
+            cache.len(),
+            PER_FAMILY,
+            "one family keeps its newest {PER_FAMILY}"
+        );
+        let first = serde_json::json!({"metadata": {"labels": {"i": 0}}});
+        assert!(cache.get(&fixed("a"), &first).is_none(), "the oldest went first");
+        for i in 0..PER_FAMILY * 3 {
+            cache.insert(fixed(&format!("w{i}")), &first, vec![], overlays("y"));
+            assert!(cache.len() <= PER_FAMILY * 2);
+        }
+        let off = RenderCache::new(0);
+        off.insert(fixed("a"), &first, vec![], overlays("z"));
+        assert!(off.get(&fixed("a"), &first).is_none() && off.is_empty());
+    }
+
+    #[test]
+    fn templates_calling_clocks_or_randomness_are_not_cached() {
+        assert!(deterministic("{{ .ObjectMeta.Name | quote }} {{ randomly }}"));
+        assert!(!deterministic("{{ now | date \"2006\" }}"));
+        assert!(!deterministic("{{ uuidv4 }}"));
+        assert!(!deterministic("{{- $x := randAlphaNum 5 }}"));
+    }
+}

@@ -1,0 +1,8 @@
+//! Stage 5, post-processing the merged pod, in Istio's `postProcessPod` order: Prometheus merge
+//! and the secure-port annotation ([`prometheus`]), probe rewriting ([`probes`]), the injection
+//! status annotation ([`status`]) and the container order ([`reorder`]).
+
+pub mod probes;
+pub mod prometheus;
+pub mod reorder;
+pub mod status;
