@@ -419,6 +419,56 @@ fn pods_differing_only_in_what_the_template_does_not_read_share_a_render() {
     assert!(uncached.render_cache().is_empty());
 }
 
+/// Istio's template reads annotations through `annotation .ObjectMeta` and `isset`: both look up
+/// one key, so a Job's pods (each with its own completion-index label and annotation) share a
+/// render, and a pod that has the key looked up does not.
+#[test]
+fn lookups_through_functions_read_one_key_not_the_map() {
+    let template = r#"
+spec:
+  containers:
+  - name: istio-proxy
+    image: "{{ .ProxyImage }}"
+    env:
+    - {name: LEVEL, value: "{{ annotation .ObjectMeta `sidecar.istio.io/logLevel` `info` }}"}
+    - {name: CPU, value: "{{ if isset .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU` }}set{{ else }}unset{{ end }}"}
+"#;
+    let cached = reads_little(template);
+    let uncached = reads_little(template).with_render_cache(0);
+    let first = pod();
+    let index = |i: &str| {
+        let pod = with(
+            &first,
+            "/metadata/annotations",
+            json!({"batch.kubernetes.io/job-completion-index": i}),
+        );
+        with(
+            &pod,
+            "/metadata/labels/batch.kubernetes.io~1job-completion-index",
+            json!(i),
+        )
+    };
+    for pod in [index("0"), index("1"), index("2")] {
+        assert_eq!(patch_of(&cached, &pod), patch_of(&uncached, &pod));
+    }
+    assert_eq!(cached.render_cache().len(), 1, "the Job's pods share one render");
+    let with_cpu = with(
+        &first,
+        "/metadata/annotations",
+        json!({"sidecar.istio.io/proxyCPU": "1"}),
+    );
+    let (pod, _) = injected(
+        cached
+            .inject(&Request {
+                pod: Some(&with_cpu),
+                ..Request::default()
+            })
+            .unwrap(),
+    );
+    assert_eq!(env_of(&pod, "CPU"), "set");
+    assert_eq!(cached.render_cache().len(), 2);
+}
+
 #[test]
 fn pods_differing_in_what_the_template_reads_do_not_share_a_render() {
     let cached = reads_little(READS_LITTLE);

@@ -14,9 +14,11 @@ pub(crate) fn register(m: &mut FuncMap) {
     m.insert(
         "isset",
         Func::new(&[StringMap, Str], |a| {
-            Ok(Value::Bool(
-                entries(&a[0]).is_some_and(|e| e.contains_key(arg_str(&a[1]))),
-            ))
+            // One key looked up, not the whole map: the render cache keys on what was read.
+            Ok(Value::Bool(match &a[0] {
+                Value::Map(m) => m.contains_key(arg_str(&a[1])),
+                _ => false,
+            }))
         }),
     );
     m.insert(

@@ -440,11 +440,12 @@ fn is_empty(kind: Kind, node: Option<&JsonRef>) -> bool {
 
 /// Converts a field's JSON into the template value of its Go type.
 pub fn make_value(kind: Kind, node: Option<JsonRef>) -> Value {
-    // Struct and list kinds only navigate (their fields and items log their own reads); the
-    // others read the node itself.
+    // Struct and list kinds only navigate (their fields and items log their own reads), and a
+    // string map tells each lookup itself; the others read the node itself.
     let navigates = matches!(
         kind,
-        Kind::Struct(_)
+        Kind::StrMap
+            | Kind::Struct(_)
             | Kind::Inline(_)
             | Kind::Embedded(_)
             | Kind::Ptr(_)
