@@ -362,11 +362,17 @@ start_injector() {
     "$BIN" "${POD_ARGS[@]}" >> "$DIR/injector.log" 2>&1 &
   INJ_PID=$! TRACER_PID=""
   if [ ${#trace[@]} -gt 0 ]; then
-    # strace's child (setpriv, env and the binary exec in turn in it) is the injector.
+    # strace's child (setpriv, env and the binary exec in turn in it) is the injector. It is
+    # found by its own command line once the last exec happened: a child of strace found earlier
+    # can be another process (seen once: SIGTERM went elsewhere, the injector kept serving and the
+    # fail-closed check failed).
     TRACER_PID=$INJ_PID INJ_PID=""
     local i
-    for ((i = 0; i < 100; i++)); do INJ_PID=$(pgrep -P "$TRACER_PID" | head -n 1) && [ -n "$INJ_PID" ] && break; sleep 0.05; done
-    [ -n "$INJ_PID" ] || { echo "$E2E: strace started no child" >&2; INJ_PID=$TRACER_PID TRACER_PID=""; }
+    for ((i = 0; i < 200; i++)); do
+      INJ_PID=$(pgrep -f -- "^$BIN serve .*--addr=127\.0\.0\.1:$PORT( |\$)" | head -n 1) && [ -n "$INJ_PID" ] && break
+      sleep 0.05
+    done
+    [ -n "$INJ_PID" ] || { echo "$E2E: strace started no injector" >&2; INJ_PID=$TRACER_PID TRACER_PID=""; }
   fi
 }
 # stop_injector: SIGTERM to the injector (graceful drain), then its tracer ends on its own
