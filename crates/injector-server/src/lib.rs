@@ -86,6 +86,7 @@ mod monitoring;
 mod outcome_cache;
 pub mod path_params;
 pub mod pki;
+mod plain_http;
 mod readiness;
 mod review_ids;
 mod server;

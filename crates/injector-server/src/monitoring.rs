@@ -3,16 +3,12 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::CONTENT_TYPE;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
 use crate::handler::{Body, Shared, json, text};
@@ -21,40 +17,12 @@ use crate::injector::Injector;
 pub(crate) async fn serve<I: Injector>(
     listener: TcpListener,
     shared: Arc<Shared<I>>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    stop: tokio::sync::watch::Receiver<bool>,
 ) {
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "monitoring listening (HTTP): /metrics /healthz /readyz");
     }
-    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(10));
-    let builder = Arc::new(builder);
-    loop {
-        let tcp = tokio::select! {
-            r = listener.accept() => match r {
-                Ok((tcp, _)) => tcp,
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            _ = stop.changed() => return,
-        };
-        let shared = shared.clone();
-        let builder = builder.clone();
-        let mut stop = stop.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |req| route(shared.clone(), req));
-            let conn = builder.serve_connection(TokioIo::new(tcp), service);
-            tokio::select! {
-                _ = conn => {}
-                _ = stop.changed() => {}
-            }
-        });
-    }
+    crate::plain_http::serve(listener, stop, move |req| route(shared.clone(), req)).await;
 }
 
 async fn route<I: Injector>(

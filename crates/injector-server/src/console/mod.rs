@@ -24,9 +24,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
 pub(crate) use backend::Backend;
@@ -76,40 +73,16 @@ pub(crate) async fn serve(
     listener: TcpListener,
     console: Arc<Console>,
     backend: Arc<dyn Backend>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    stop: tokio::sync::watch::Receiver<bool>,
 ) {
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "console listening (HTTP): open http://{addr}/ (read-only)");
     }
     tokio::spawn(sample_figures(console.clone(), backend.clone(), stop.clone()));
-    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(10));
-    let builder = Arc::new(builder);
-    loop {
-        let tcp = tokio::select! {
-            r = listener.accept() => match r {
-                Ok((tcp, _)) => tcp,
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            _ = stop.changed() => return,
-        };
-        let (console, backend, builder) = (console.clone(), backend.clone(), builder.clone());
-        let mut stop = stop.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |req| routes::route(console.clone(), backend.clone(), req));
-            let conn = builder.serve_connection(TokioIo::new(tcp), service);
-            tokio::select! {
-                _ = conn => {}
-                _ = stop.changed() => {}
-            }
-        });
-    }
+    crate::plain_http::serve(listener, stop, move |req| {
+        routes::route(console.clone(), backend.clone(), req)
+    })
+    .await;
 }
 
 /// Every few seconds, the admission metrics into the figures' series.
