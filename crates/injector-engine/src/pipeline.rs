@@ -31,7 +31,7 @@ use strategic_merge::Schema;
 use crate::{
     cluster::{overwrite_cluster_info, resolve_cluster_and_network},
     mesh::{PROXY_CONFIG_ANNOTATION, validate_proxy_config},
-    normalize::{normalize, normalize_preserving_owned, to_go_json},
+    normalize::{normalize, normalize_preserving_guided, normalize_preserving_owned, to_go_json},
     owner::Owner,
     patch::create_patch_over_round_trip,
     pod::{ContainerList, PROXY_CONTAINER, annotations_mut, containers, containers_mut, labels_mut, name_of},
@@ -44,6 +44,7 @@ use crate::{
 };
 
 mod data;
+mod merge_guide;
 mod overrides;
 mod prepare;
 mod preview;
@@ -339,6 +340,8 @@ impl Injector {
                 };
                 let merged = merged?;
                 if let (Some(reads), Overlays::Render { kept: Some(kept), .. }) = (reads, source) {
+                    let kept: Vec<render_cache::Kept> =
+                        kept.into_iter().map(render_cache::Kept::new).collect();
                     self.render_cache
                         .insert(fixed, &prepared.stripped, reads, kept.into());
                 }
@@ -347,10 +350,13 @@ impl Injector {
         };
         let proxy_config = prepared.proxy_config;
 
+        // Unless the user's containers override the template's, the pod is still normalized here,
+        // and the last round trip need only walk where post-processing writes.
+        let normalized = !overrides::may_write(&pod, &template_pod);
         let mut merged = overrides::reapply(merged, &pod, &template_pod, &proxy_config)
             .map_err(|e| InjectError(format!("failed to re apply container: {e}")))?;
 
-        self.post_process(&mut merged, &template_pod, &proxy_envs, &proxy_config)
+        self.post_process(&mut merged, &template_pod, &proxy_envs, &proxy_config, normalized)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
         Ok(merged)
     }
@@ -367,22 +373,44 @@ impl Injector {
         let mut template_pod = empty_pod();
         let mut merged = pod.clone();
         let single_template = selected.len() == 1;
+        let cached = source.cached();
         let mut index = 0;
         for name in selected {
             let Some(template) = self.templates.get(name) else {
                 continue;
             };
-            let overlay = source.overlay(index, template)?;
+            let overlay = match cached.as_ref().and_then(|overlays| overlays.get(index)) {
+                Some(kept) => Overlay::Kept(kept),
+                None => Overlay::Rendered(source.overlay(index, template)?),
+            };
             let names = single_template
-                .then(|| template_pod::names_only(&overlay))
+                .then(|| template_pod::names_only(overlay.value()))
                 .flatten();
             if names.is_none() {
-                template_pod = merge(std::mem::take(&mut template_pod), overlay.clone())?;
+                template_pod = merge(std::mem::take(&mut template_pod), overlay.value().clone())?;
             }
-            if self.native_applies(annotations, &overlay) {
+            if self.native_applies(annotations, overlay.value()) {
                 move_user_proxy_to_init(&mut merged);
             }
-            merged = match merge(std::mem::take(&mut merged), overlay) {
+            let result = match overlay {
+                // A kept render: its new items come normalized, and only what it changed is walked.
+                Overlay::Kept(kept) => {
+                    let normalized = kept.template_pod(|raw| merge(empty_pod(), raw.clone()).ok());
+                    let (overlay, plan) = merge_guide::prepare(&kept.overlay, normalized, &merged);
+                    #[cfg(debug_assertions)]
+                    let plain = merge(merged.clone(), kept.overlay.clone());
+                    let guided = merge_guided(std::mem::take(&mut merged), overlay, &plan);
+                    #[cfg(debug_assertions)]
+                    assert_eq!(
+                        guided.as_ref().ok(),
+                        plain.as_ref().ok(),
+                        "merging a kept render with stubs differs from merging it plainly"
+                    );
+                    guided
+                }
+                Overlay::Rendered(rendered) => merge(std::mem::take(&mut merged), rendered),
+            };
+            merged = match result {
                 Ok(merged) => merged,
                 // Istio merges into the template pod first, so its error (if any) is the one told.
                 Err(error) if names.is_some() => {
@@ -431,6 +459,7 @@ impl Injector {
         template_pod: &Value,
         proxy_envs: &BTreeMap<String, String>,
         proxy_config: &Value,
+        normalized: bool,
     ) -> Result<(), String> {
         annotations_mut(pod);
         labels_mut(pod);
@@ -459,7 +488,13 @@ impl Injector {
         }
         let hold = hold_application(proxy_config, &self.values);
         reorder_pod(pod, hold);
-        *pod = normalize_preserving_owned("v1/Pod", std::mem::take(pod)).map_err(|e| e.to_string())?;
+        let guide = normalized.then(|| crate::post::touched::guide(pod));
+        let taken = std::mem::take(pod);
+        *pod = match guide {
+            Some(guide) => normalize_preserving_guided("v1/Pod", taken, &guide),
+            None => normalize_preserving_owned("v1/Pod", taken),
+        }
+        .map_err(|e| e.to_string())?;
         Ok(())
     }
 }
@@ -522,6 +557,21 @@ fn parse_overlay(rendered: &str) -> Result<Value, InjectError> {
     Ok(Value::Object(Map::new()))
 }
 
+/// One template's overlay: kept by the render cache, or just rendered.
+enum Overlay<'a> {
+    Kept(&'a render_cache::Kept),
+    Rendered(Value),
+}
+
+impl Overlay<'_> {
+    fn value(&self) -> &Value {
+        match self {
+            Overlay::Kept(kept) => &kept.overlay,
+            Overlay::Rendered(value) => value,
+        }
+    }
+}
+
 /// Where an injection's overlays come from: the render cache, or rendering (keeping copies for
 /// the cache when `kept` is `Some`).
 enum Overlays<'a> {
@@ -533,10 +583,21 @@ enum Overlays<'a> {
 }
 
 impl Overlays<'_> {
+    /// The kept renders, when they come from the cache.
+    fn cached(&self) -> Option<render_cache::Overlays> {
+        match self {
+            Overlays::Cached(overlays) => Some(overlays.clone()),
+            Overlays::Render { .. } => None,
+        }
+    }
+
     /// The overlay of the `index`-th rendered template.
     fn overlay(&mut self, index: usize, template: &Template) -> Result<Value, InjectError> {
         match self {
-            Overlays::Cached(overlays) => Ok(overlays.get(index).cloned().unwrap_or_default()),
+            Overlays::Cached(overlays) => Ok(overlays
+                .get(index)
+                .map(|kept| kept.overlay.clone())
+                .unwrap_or_default()),
             Overlays::Render { data, kept } => {
                 let overlay = render_overlay(template, data)?;
                 if let Some(kept) = kept {
@@ -551,7 +612,10 @@ impl Overlays<'_> {
     /// copy, else rendered again.
     fn again(&self, index: usize, template: &Template) -> Result<Value, InjectError> {
         match self {
-            Overlays::Cached(overlays) => Ok(overlays.get(index).cloned().unwrap_or_default()),
+            Overlays::Cached(overlays) => Ok(overlays
+                .get(index)
+                .map(|kept| kept.overlay.clone())
+                .unwrap_or_default()),
             Overlays::Render { data, kept } => match kept.as_ref().and_then(|k| k.get(index)) {
                 Some(overlay) => Ok(overlay.clone()),
                 None => render_overlay(template, data),
@@ -573,6 +637,19 @@ fn merge(pod: Value, overlay: Value) -> Result<Value, InjectError> {
     let merged = strategic_merge::strategic_merge_owned(pod, overlay, Schema::pod())
         .map_err(|e| InjectError(format!("failed to run injection template: strategic merge: {e}")))?;
     normalize_preserving_owned("v1/Pod", merged).map_err(|e| {
+        InjectError(format!(
+            "failed to run injection template: unmarshal patched pod: {e}"
+        ))
+    })
+}
+
+/// [`merge`] of a kept render prepared by [`merge_guide::prepare`]: the round trip walks only
+/// what the plan says the merge may have changed.
+fn merge_guided(pod: Value, overlay: Value, plan: &merge_guide::Plan) -> Result<Value, InjectError> {
+    let mut merged = strategic_merge::strategic_merge_owned(pod, overlay, Schema::pod())
+        .map_err(|e| InjectError(format!("failed to run injection template: strategic merge: {e}")))?;
+    let guide = plan.finish(&mut merged);
+    normalize_preserving_guided("v1/Pod", merged, &guide).map_err(|e| {
         InjectError(format!(
             "failed to run injection template: unmarshal patched pod: {e}"
         ))

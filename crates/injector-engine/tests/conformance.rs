@@ -322,10 +322,20 @@ fn webhook_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(), S
             namespace,
             ..Request::default()
         };
-        let got = match injector
+        let first = injector
             .inject(&request)
-            .map_err(|e| format!("document {index}: {e}"))?
+            .map_err(|e| format!("document {index}: {e}"))?;
+        // The same pod again is served by the render cache (its guided merge and round trips;
+        // debug builds check them against the plain ones): the patch must not change.
+        let again = injector
+            .inject(&request)
+            .map_err(|e| format!("document {index}, injected again: {e}"))?;
+        if let (Outcome::Injected { patch: a, .. }, Outcome::Injected { patch: b, .. }) = (&first, &again)
+            && a != b
         {
+            return Err(format!("document {index}: injected again, the patch differs"));
+        }
+        let got = match first {
             Outcome::Injected { patch, .. } => apply_patch(&pod, &patch).map_err(|e| e.to_string())?,
             Outcome::Skipped { .. } => pod.clone(),
         };

@@ -53,7 +53,9 @@ pub fn normalized_at(root: &str, pointer: &str, value: Option<&Value>) -> Option
                 object.insert(last.clone(), value.clone());
             }
             let mut object = Value::Object(object);
-            walker(schema).value(parent, &mut object).ok()?;
+            walker(schema)
+                .value(parent, &mut object, &super::Guide::All)
+                .ok()?;
             Some(object.get(last.as_str()).cloned())
         }
         Kind::Slice | Kind::Map => {
@@ -61,7 +63,9 @@ pub fn normalized_at(root: &str, pointer: &str, value: Option<&Value>) -> Option
                 return Some(None); // Go invents no list items and no map entries.
             };
             let mut value = value.clone();
-            walker(schema).value(parent.elem.as_deref()?, &mut value).ok()?;
+            walker(schema)
+                .value(parent.elem.as_deref()?, &mut value, &super::Guide::All)
+                .ok()?;
             Some(Some(value))
         }
         _ => None,

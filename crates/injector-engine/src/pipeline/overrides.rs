@@ -93,6 +93,30 @@ pub(super) fn reapply(
     Ok(merged)
 }
 
+/// Whether [`reapply`] may change anything beyond what its own merges normalize: a user container
+/// named like a template container (or `istio-proxy`, whose user the init containers follow), or
+/// overrides saved by an earlier injection. When it may not, the pod after it is still the merged
+/// pod, normalized.
+pub(super) fn may_write(original: &Value, template_pod: &Value) -> bool {
+    let template_names: Vec<&str> = [ContainerList::Containers, ContainerList::InitContainers]
+        .into_iter()
+        .flat_map(|list| containers(template_pod, list))
+        .map(name_of)
+        .collect();
+    let user_named_like_template = [ContainerList::Containers, ContainerList::InitContainers]
+        .into_iter()
+        .flat_map(|list| containers(original, list))
+        .map(name_of)
+        .any(|name| name == PROXY_CONTAINER || template_names.contains(&name));
+    user_named_like_template
+        || original
+            .pointer(&format!(
+                "/metadata/annotations/{}",
+                OVERRIDES_ANNOTATION.replace('/', "~1")
+            ))
+            .is_some()
+}
+
 /// The containers saved in the overrides annotation, `[containers, initContainers]`.
 fn saved_overrides(pod: &Value) -> Result<[Vec<Value>; 2], String> {
     let text = pod

@@ -26,7 +26,7 @@
 //! cache is full it is emptied (cheap, and a steady workload refills it at once).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -54,7 +54,39 @@ pub struct Fixed {
 }
 
 /// The renders of one injection, as parsed overlays (one per selected template, in order).
-pub type Overlays = Arc<[Value]>;
+pub type Overlays = Arc<[Kept]>;
+
+/// One kept render.
+#[derive(Debug)]
+pub struct Kept {
+    /// The parsed overlay.
+    pub overlay: Value,
+    /// What merging the overlay alone into an empty pod gives, normalized: worked out once, on
+    /// the first reuse.
+    template_pod: OnceLock<Option<Value>>,
+}
+
+impl Kept {
+    /// A render to keep.
+    pub fn new(overlay: Value) -> Kept {
+        Kept {
+            overlay,
+            template_pod: OnceLock::new(),
+        }
+    }
+
+    /// The overlay merged into an empty pod and normalized (`make` works it out the first time;
+    /// `None` when that merge fails).
+    pub fn template_pod(&self, make: impl FnOnce(&Value) -> Option<Value>) -> Option<&Value> {
+        self.template_pod.get_or_init(|| make(&self.overlay)).as_ref()
+    }
+}
+
+impl PartialEq for Kept {
+    fn eq(&self, other: &Kept) -> bool {
+        self.overlay == other.overlay
+    }
+}
 
 struct Entry {
     reads: Vec<(Read, Seen)>,
@@ -220,7 +252,7 @@ mod tests {
     }
 
     fn overlays(text: &str) -> Overlays {
-        Arc::from(vec![Value::String(text.to_owned())])
+        Arc::from(vec![Kept::new(Value::String(text.to_owned()))])
     }
 
     #[test]

@@ -1,0 +1,60 @@
+//! Where post-processing writes: the guide of the pod's last round trip.
+//!
+//! Post-processing changes a merged, normalized pod in few places: the pod's annotations and
+//! labels, the proxy container's `env` (cluster and network, Prometheus and probe variables), the
+//! other containers' probes and lifecycle handlers (probe rewriting) and the order of the
+//! container lists. [`guide`] names exactly those places, so the round trip after it walks them
+//! and leaves the rest of the pod (most of it) as it is. Debug builds check the result against
+//! the full walk. A step that writes anywhere else must be named here.
+
+use serde_json::Value;
+
+use crate::{
+    normalize::Guide,
+    pod::{ContainerList, PROXY_CONTAINER, containers, name_of},
+};
+
+/// The container fields probe rewriting replaces.
+const REWRITTEN: [&str; 4] = ["readinessProbe", "livenessProbe", "startupProbe", "lifecycle"];
+
+/// The guide of the round trip of `pod` after post-processing.
+pub fn guide(pod: &Value) -> Guide {
+    let all = |names: &[&str]| {
+        Guide::Fields(
+            names
+                .iter()
+                .map(|name| ((*name).to_owned(), Guide::All))
+                .collect(),
+        )
+    };
+    let list = |which: ContainerList| {
+        Guide::Items(
+            containers(pod, which)
+                .iter()
+                .map(|container| {
+                    if name_of(container) == PROXY_CONTAINER {
+                        all(&["env"])
+                    } else {
+                        all(&REWRITTEN)
+                    }
+                })
+                .collect(),
+        )
+    };
+    Guide::Fields(vec![
+        ("metadata".to_owned(), all(&["annotations", "labels"])),
+        (
+            "spec".to_owned(),
+            Guide::Fields(vec![
+                (
+                    ContainerList::Containers.field().to_owned(),
+                    list(ContainerList::Containers),
+                ),
+                (
+                    ContainerList::InitContainers.field().to_owned(),
+                    list(ContainerList::InitContainers),
+                ),
+            ]),
+        ),
+    ])
+}
