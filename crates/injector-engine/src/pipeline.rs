@@ -634,22 +634,29 @@ fn render_overlay(template: &Template, data: &gotemplate::Value) -> Result<Value
 
 /// Istio's `applyOverlayYAML`: a strategic merge with the Pod schema, then the Go round trip.
 fn merge(pod: Value, overlay: Value) -> Result<Value, InjectError> {
-    let merged = strategic_merge::strategic_merge_owned(pod, overlay, Schema::pod())
-        .map_err(|e| InjectError(format!("failed to run injection template: strategic merge: {e}")))?;
-    normalize_preserving_owned("v1/Pod", merged).map_err(|e| {
-        InjectError(format!(
-            "failed to run injection template: unmarshal patched pod: {e}"
-        ))
-    })
+    round_trip_merged(strategic_merge_pod(pod, overlay)?, None)
 }
 
 /// [`merge`] of a kept render prepared by [`merge_guide::prepare`]: the round trip walks only
 /// what the plan says the merge may have changed.
 fn merge_guided(pod: Value, overlay: Value, plan: &merge_guide::Plan) -> Result<Value, InjectError> {
-    let mut merged = strategic_merge::strategic_merge_owned(pod, overlay, Schema::pod())
-        .map_err(|e| InjectError(format!("failed to run injection template: strategic merge: {e}")))?;
+    let mut merged = strategic_merge_pod(pod, overlay)?;
     let guide = plan.finish(&mut merged);
-    normalize_preserving_guided("v1/Pod", merged, &guide).map_err(|e| {
+    round_trip_merged(merged, Some(&guide))
+}
+
+fn strategic_merge_pod(pod: Value, overlay: Value) -> Result<Value, InjectError> {
+    strategic_merge::strategic_merge_owned(pod, overlay, Schema::pod())
+        .map_err(|e| InjectError(format!("failed to run injection template: strategic merge: {e}")))
+}
+
+/// The Go round trip of a merged pod: whole, or only where `guide` says the merge changed it.
+fn round_trip_merged(merged: Value, guide: Option<&crate::normalize::Guide>) -> Result<Value, InjectError> {
+    match guide {
+        Some(guide) => normalize_preserving_guided("v1/Pod", merged, guide),
+        None => normalize_preserving_owned("v1/Pod", merged),
+    }
+    .map_err(|e| {
         InjectError(format!(
             "failed to run injection template: unmarshal patched pod: {e}"
         ))

@@ -14,8 +14,8 @@ use super::{merge, overrides_json, previous_injection};
 use crate::{
     normalize::normalize,
     pod::{
-        ContainerList, INIT_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER, annotations_mut, containers,
-        containers_mut, name_of,
+        ContainerList, INIT_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER, annotation, annotations_mut,
+        containers, containers_mut, name_of,
     },
     strip::OVERRIDES_ANNOTATION,
 };
@@ -108,13 +108,7 @@ pub(super) fn may_write(original: &Value, template_pod: &Value) -> bool {
         .flat_map(|list| containers(original, list))
         .map(name_of)
         .any(|name| name == PROXY_CONTAINER || template_names.contains(&name));
-    user_named_like_template
-        || original
-            .pointer(&format!(
-                "/metadata/annotations/{}",
-                OVERRIDES_ANNOTATION.replace('/', "~1")
-            ))
-            .is_some()
+    user_named_like_template || annotation(original, OVERRIDES_ANNOTATION).is_some()
 }
 
 /// The containers saved in the overrides annotation, `[containers, initContainers]`.
