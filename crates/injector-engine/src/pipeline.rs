@@ -239,8 +239,7 @@ impl Injector {
         }
         // Istio injects the pod without `managedFields` and with the request's namespace when it
         // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
-        let mut original = received.clone();
-        strip_managed_fields(&mut original);
+        let mut original = without_managed_fields(received);
         default_namespace(&mut original, request.namespace);
         let pod = self.inject_owned_pod(original, request)?;
         let patch = create_patch_over_round_trip("v1/Pod", received, &pod, &[MANAGED_FIELDS_POINTER])
@@ -471,7 +470,8 @@ impl Injector {
         apply_secure_port_annotation(pod);
         let rewrite = self
             .values
-            .pointer("/sidecarInjectorWebhook/rewriteAppHTTPProbe")
+            .get("sidecarInjectorWebhook")
+            .and_then(|webhook| webhook.get("rewriteAppHTTPProbe"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
         apply_rewrite(pod, rewrite, status_port);
@@ -513,8 +513,7 @@ fn decide_in(pod: &Value, request_namespace: Option<&str>, config: &InjectorConf
     let labels = string_map(pod, "labels");
     let annotations = string_map(pod, "annotations");
     let namespace = own_namespace(pod).or(request_namespace).unwrap_or("");
-    let host_network = pod
-        .pointer("/spec/hostNetwork")
+    let host_network = crate::pod::at(pod, &["spec", "hostNetwork"])
         .and_then(Value::as_bool)
         .unwrap_or(false);
     decision::decide(
@@ -696,7 +695,7 @@ fn move_user_proxy_to_init(pod: &mut Value) {
 /// `runAsUser` as the app (the last other container that sets one, 0 if none) would break traffic
 /// interception, so its `runAsUser`/`runAsGroup` are cleared (Istio's webhook does the same).
 fn clear_openshift_proxy_user(pod: &mut Value) {
-    let user = |c: &Value| c.pointer("/securityContext/runAsUser").and_then(Value::as_i64);
+    let user = |c: &Value| crate::pod::at(c, &["securityContext", "runAsUser"]).and_then(Value::as_i64);
     let istio = |c: &Value| matches!(name_of(c), PROXY_CONTAINER | "istio-validation" | "istio-init");
     let all: Vec<&Value> = containers(pod, ContainerList::Containers)
         .iter()
@@ -731,15 +730,14 @@ fn hold_application(proxy_config: &Value, values: &Value) -> bool {
         .get("holdApplicationUntilProxyStarts")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let from_values = values
-        .pointer("/global/proxy/holdApplicationUntilProxyStarts")
+    let from_values = crate::pod::at(values, &["global", "proxy", "holdApplicationUntilProxyStarts"])
         .and_then(Value::as_bool)
         .unwrap_or(false);
     from_mesh || from_values
 }
 
 fn mesh_status_port(mesh: &Value) -> i64 {
-    mesh.pointer("/defaultConfig/statusPort")
+    crate::pod::at(mesh, &["defaultConfig", "statusPort"])
         .and_then(Value::as_i64)
         .unwrap_or(15020)
 }
@@ -747,10 +745,29 @@ fn mesh_status_port(mesh: &Value) -> i64 {
 /// Where the API server keeps field ownership, which Istio leaves out of the injection.
 const MANAGED_FIELDS_POINTER: &str = "/metadata/managedFields";
 
-fn strip_managed_fields(pod: &mut Value) {
-    if let Some(metadata) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.shift_remove("managedFields");
-    }
+/// A copy of the pod without `metadata.managedFields` (never copied only to be dropped: on a
+/// pod made by a controller it is a good part of the object).
+fn without_managed_fields(pod: &Value) -> Value {
+    let Value::Object(root) = pod else {
+        return pod.clone();
+    };
+    let copy = root
+        .iter()
+        .map(|(key, value)| {
+            let value = match value {
+                Value::Object(metadata) if key == "metadata" => Value::Object(
+                    metadata
+                        .iter()
+                        .filter(|(field, _)| *field != "managedFields")
+                        .map(|(field, value)| (field.clone(), value.clone()))
+                        .collect(),
+                ),
+                value => value.clone(),
+            };
+            (key.clone(), value)
+        })
+        .collect();
+    Value::Object(copy)
 }
 
 fn default_namespace(pod: &mut Value, namespace: Option<&str>) {
@@ -774,7 +791,7 @@ fn default_namespace(pod: &mut Value, namespace: Option<&str>) {
 /// The pod's own namespace, unless it is missing or empty (then the request's applies: the API
 /// server sets it the same way).
 fn own_namespace(pod: &Value) -> Option<&str> {
-    pod.pointer("/metadata/namespace")
+    crate::pod::at(pod, &["metadata", "namespace"])
         .and_then(Value::as_str)
         .filter(|namespace| !namespace.is_empty())
 }
@@ -794,12 +811,7 @@ fn string_map(pod: &Value, field: &str) -> BTreeMap<String, String> {
 
 /// What a previous injection recorded in the pod's status annotation, if it was injected before.
 fn previous_injection(pod: &Value) -> Option<crate::status::PreviousInjection> {
-    pod.pointer(&format!(
-        "/metadata/annotations/{}",
-        STATUS_ANNOTATION.replace('/', "~1")
-    ))
-    .and_then(Value::as_str)
-    .map(parse_status)
+    crate::pod::annotation(pod, STATUS_ANNOTATION).map(parse_status)
 }
 
 /// The Go JSON of the overrides annotation value.

@@ -89,6 +89,13 @@ pub fn labels_mut(pod: &mut Value) -> &mut Map<String, Value> {
     metadata_map_mut(pod, "labels")
 }
 
+/// The value at a path of object keys: `at(pod, &["spec", "hostNetwork"])`. Unlike
+/// `Value::pointer` it takes the keys as they are, with no `~0`/`~1` unescaping (which copies
+/// every key of the path).
+pub fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |value, key| value.get(key))
+}
+
 /// A string annotation of the pod.
 pub fn annotation<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
     pod.get("metadata")

@@ -7,7 +7,6 @@
 
 use std::fmt;
 
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -94,10 +93,20 @@ struct RawReview {
     api_version: Option<String>,
     #[serde(default)]
     kind: Option<String>,
-    /// Kept as text and decoded once into [`RawRequest`]: decoding it to a `Value` first would
-    /// build the pod's tree twice.
+    /// Kept as text and decoded once into [`RawRequest`], after the envelope's checks.
     #[serde(default)]
     request: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// The whole review in one pass (see [`decode_strict`]).
+#[derive(Deserialize)]
+struct WholeReview {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    request: Option<RawRequest>,
 }
 
 #[derive(Deserialize)]
@@ -152,21 +161,42 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
 }
 
 /// [`decode`] without the lenient second reading of the ids.
+///
+/// A well-formed review is read in one pass. Only when that fails is it read again in two (the
+/// envelope first, keeping `request` as text), so that the error says which part is wrong and
+/// the envelope's own faults (version, kind) are told before the request's.
 fn decode_strict(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
+    if let Ok(review) = serde_json::from_slice::<WholeReview>(body) {
+        return check(review.api_version, review.kind, || Ok(review.request));
+    }
+    let raw: RawReview = serde_json::from_slice(body).map_err(|e| DecodeError {
+        version: None,
+        uid: None,
+        message: format!("could not decode AdmissionReview: invalid JSON: {e}"),
+    })?;
+    check(raw.api_version, raw.kind, || match raw.request {
+        // A JSON `null` request decodes as `None` too.
+        None => Ok(None),
+        Some(request) => serde_json::from_str(request.get())
+            .map(Some)
+            .map_err(|e| format!("could not decode AdmissionReview.request: {e}")),
+    })
+}
+
+/// The checks of a decoded envelope, in order: version, kind, request (decoded by `request`
+/// only once the envelope is known good), uid, the request's kind and its object.
+fn check(
+    api_version: Option<String>,
+    kind: Option<String>,
+    request: impl FnOnce() -> Result<Option<RawRequest>, String>,
+) -> Result<AdmissionRequest, DecodeError> {
     let fail = |version, uid, message: String| DecodeError {
         version,
         uid,
         message,
     };
-    let raw: RawReview = serde_json::from_slice(body).map_err(|e| {
-        fail(
-            None,
-            None,
-            format!("could not decode AdmissionReview: invalid JSON: {e}"),
-        )
-    })?;
-    let api_version = raw.api_version.unwrap_or_default();
-    let kind = raw.kind.unwrap_or_default();
+    let api_version = api_version.unwrap_or_default();
+    let kind = kind.unwrap_or_default();
     let version = match api_version.as_str() {
         V1 => ReviewVersion::V1,
         V1BETA1 => ReviewVersion::V1Beta1,
@@ -197,21 +227,13 @@ fn decode_strict(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
             format!("unsupported type: kind {kind:?} in {api_version}; expected \"AdmissionReview\""),
         ));
     }
-    // A JSON `null` request decodes as `None` too.
-    let Some(request) = raw.request else {
+    let Some(req) = request().map_err(|message| fail(Some(version), None, message))? else {
         return Err(fail(
             Some(version),
             None,
             "AdmissionReview has no request: nothing to admit".to_owned(),
         ));
     };
-    let req: RawRequest = serde_json::from_str(request.get()).map_err(|e| {
-        fail(
-            Some(version),
-            None,
-            format!("could not decode AdmissionReview.request: {e}"),
-        )
-    })?;
     let uid = req.uid.unwrap_or_default();
     let with_uid = |message: String| fail(Some(version), Some(uid.clone()), message);
     if let Some(k) = req.kind.and_then(|g| g.kind)
@@ -335,13 +357,15 @@ fn encode_patched(version: ReviewVersion, uid: &str, patch: &[u8]) -> Vec<u8> {
     out.push_str(r#"","response":{"uid":"#);
     out.push_str(&uid);
     out.push_str(r#","allowed":true,"patch":""#);
-    base64::engine::general_purpose::STANDARD.encode_string(patch, &mut out);
+    base64_simd::STANDARD.encode_append(patch, &mut out);
     out.push_str(r#"","patchType":"JSONPatch"}}"#);
     out.into_bytes()
 }
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine as _;
+
     use super::*;
     use serde_json::json;
 
@@ -420,6 +444,15 @@ mod tests {
         assert_eq!(err.version, Some(ReviewVersion::V1));
         let err = decode(b"{}").expect_err("fails");
         assert!(err.message.contains("apiVersion is missing"), "{}", err.message);
+        // The envelope's fault is told first even when the request is broken too (the one-pass
+        // reading fails, and the two-pass reading checks the envelope before the request).
+        let body = review("admission.k8s.io/v2", json!({"uid": 7}));
+        let err = decode(&body).expect_err("fails");
+        assert!(err.message.contains("admission.k8s.io/v2"), "{}", err.message);
+        let body = serde_json::to_vec(&json!({"apiVersion": V1, "kind": "Pod", "request": "text"}))
+            .unwrap_or_default();
+        let err = decode(&body).expect_err("fails");
+        assert!(err.message.contains("\"Pod\""), "{}", err.message);
     }
 
     #[test]
@@ -504,6 +537,24 @@ mod tests {
             });
             let out = encode_response(Some(ReviewVersion::V1Beta1), uid, &Verdict::Patch(patch.to_vec()));
             assert_eq!(String::from_utf8_lossy(&out), expected.to_string(), "uid {uid:?}");
+        }
+    }
+
+    #[test]
+    fn patch_base64_matches_the_standard_encoding_at_every_length() {
+        // Istio-sized patches run the SIMD blocks, short ones and the last 0-2 bytes the tail.
+        let bytes: Vec<u8> = (0..7000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for len in (0..100).chain([1023, 1024, 1025, 6061, 7000]) {
+            let patch = &bytes[..len];
+            let out = encode_response(Some(ReviewVersion::V1), "u", &Verdict::Patch(patch.to_vec()));
+            let review: Value = serde_json::from_slice(&out).expect("the response is JSON");
+            assert_eq!(
+                review["response"]["patch"].as_str(),
+                Some(base64::engine::general_purpose::STANDARD.encode(patch).as_str()),
+                "patch of {len} bytes"
+            );
         }
     }
 

@@ -19,7 +19,57 @@ use super::{Compiled, Kind, Shape, Walker, schema};
 /// `Some(None)`: Go leaves the field out; `Some(Some(v))`: Go prints `v`. `None` when the pointer
 /// leads outside the schema (a field it does not know, a type mismatch on the way) or the value
 /// does not decode: the caller must then treat the difference as real.
+///
+/// Answers for small values (the zero values, `null`s and scalars the patch writer asks about)
+/// are remembered per thread: the walk behind one answer fills in a whole struct (a `Pod`'s zero
+/// value for `/status`), and every admission asks the same few questions.
 pub fn normalized_at(root: &str, pointer: &str, value: Option<&Value>) -> Option<Option<Value>> {
+    let mut budget = MEMO_VALUE_NODES;
+    if !value.is_none_or(|value| small(value, &mut budget)) {
+        return walked_at(root, pointer, value);
+    }
+    let key = (root.to_owned(), pointer.to_owned(), value.map(Value::to_string));
+    if let Some(known) = MEMO.with_borrow(|memo| memo.get(&key).cloned()) {
+        return known;
+    }
+    let answer = walked_at(root, pointer, value);
+    MEMO.with_borrow_mut(|memo| {
+        if memo.len() >= MEMO_ENTRIES {
+            memo.clear();
+        }
+        memo.insert(key, answer.clone());
+    });
+    answer
+}
+
+/// (root, pointer, the value's JSON) → the answer of [`walked_at`].
+type Memo = std::collections::HashMap<(String, String, Option<String>), Option<Option<Value>>>;
+
+std::thread_local! {
+    static MEMO: std::cell::RefCell<Memo> = std::cell::RefCell::default();
+}
+
+/// Past this many answers a thread's memo starts again (pointers carry list indices).
+const MEMO_ENTRIES: usize = 1024;
+
+/// Values of at most this many JSON nodes are remembered.
+const MEMO_VALUE_NODES: usize = 16;
+
+/// Whether `value` has at most `budget` nodes (counting down).
+fn small(value: &Value, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    match value {
+        Value::Array(items) => items.iter().all(|item| small(item, budget)),
+        Value::Object(map) => map.values().all(|item| small(item, budget)),
+        _ => true,
+    }
+}
+
+/// [`normalized_at`], worked out by walking the parent with only this field set.
+fn walked_at(root: &str, pointer: &str, value: Option<&Value>) -> Option<Option<Value>> {
     let schema = schema()?;
     let root_index = *schema.roots.get(root)?;
     let root_shape = Shape {

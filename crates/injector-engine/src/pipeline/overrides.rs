@@ -113,12 +113,7 @@ pub(super) fn may_write(original: &Value, template_pod: &Value) -> bool {
 
 /// The containers saved in the overrides annotation, `[containers, initContainers]`.
 fn saved_overrides(pod: &Value) -> Result<[Vec<Value>; 2], String> {
-    let text = pod
-        .pointer(&format!(
-            "/metadata/annotations/{}",
-            OVERRIDES_ANNOTATION.replace('/', "~1")
-        ))
-        .and_then(Value::as_str);
+    let text = annotation(pod, OVERRIDES_ANNOTATION);
     let Some(text) = text else {
         return Ok([Vec::new(), Vec::new()]);
     };
@@ -153,10 +148,7 @@ fn adjust_init_container_user(pod: &mut Value, original: &Value, proxy_config: &
         return;
     }
     let tproxy = proxy_config.get("interceptionMode").and_then(Value::as_str) == Some("TPROXY")
-        || pod
-            .pointer("/metadata/annotations/sidecar.istio.io~1interceptionMode")
-            .and_then(Value::as_str)
-            == Some("TPROXY");
+        || annotation(pod, "sidecar.istio.io/interceptionMode") == Some("TPROXY");
     if tproxy && run_as_user.is_some() {
         for list in [ContainerList::Containers, ContainerList::InitContainers] {
             if let Some(proxy) =

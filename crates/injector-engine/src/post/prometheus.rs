@@ -75,11 +75,11 @@ pub fn apply_prometheus_merge(
     mesh_enable_merge: Option<bool>,
     status_port: u32,
 ) -> Result<(), PrometheusError> {
-    if !scrape_enabled(pod) || !merge_enabled(pod, mesh_enable_merge) {
+    let pairs: Vec<(String, String, String)> = sorted_pairs(pod);
+    if !scrape_enabled(&pairs) || !merge_enabled(pod, mesh_enable_merge) {
         return Ok(());
     }
     let target_port = status_port.to_string();
-    let pairs: Vec<(String, String, String)> = sorted_pairs(pod);
     if pairs
         .iter()
         .any(|(_, key, value)| key == PORT && *value == target_port)
@@ -127,8 +127,8 @@ pub fn apply_secure_port_annotation(pod: &mut Value) {
 }
 
 /// Whether the pod wants to be scraped: the first scrape annotation that parses as a bool, else true.
-fn scrape_enabled(pod: &Value) -> bool {
-    sorted_pairs(pod)
+fn scrape_enabled(pairs: &[(String, String, String)]) -> bool {
+    pairs
         .iter()
         .filter(|(_, key, _)| key == SCRAPE)
         .find_map(|(_, _, value)| parse_go_bool(value))
