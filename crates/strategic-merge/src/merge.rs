@@ -74,8 +74,18 @@ pub(crate) fn merge_map(
             (Value::Array(o), Value::Array(p)) => {
                 let (sub, meta) = schema.lookup_slice(&key)?;
                 let strategy = non_retain_strategy(meta.strategy)?;
-                let merged =
-                    merge_slice_handler(o, p, &sub, strategy, meta.merge_key, is_delete_list, depth + 1)?;
+                let merged = merge_slice_handler(
+                    o,
+                    p,
+                    &sub,
+                    ListStrategy {
+                        strategy,
+                        key: meta.merge_key,
+                    },
+                    is_delete_list,
+                    View::Unused,
+                    depth + 1,
+                )?;
                 *original_value = Value::Array(merged.merged);
             }
             (_, scalar) => *original_value = scalar,
@@ -153,7 +163,15 @@ fn merge_set_element_order(
                 _ => continue,
             },
             (Some(o), Some(p)) => {
-                let r = merge_slice_handler(o, p, &sub, strategy, key, false, depth + 1)?;
+                let r = merge_slice_handler(
+                    o,
+                    p,
+                    &sub,
+                    ListStrategy { strategy, key },
+                    false,
+                    View::Wanted,
+                    depth + 1,
+                )?;
                 (r.merged, r.view)
             }
             (None, None) => continue,
@@ -174,7 +192,23 @@ fn merge_set_element_order(
 /// The merged list and Go's view of the original slice afterwards (see the module docs).
 pub(crate) struct SliceMerge {
     pub(crate) merged: Vec<Value>,
+    /// Empty for a list of objects when the caller said [`View::Unused`].
     pub(crate) view: Vec<Value>,
+}
+
+/// Whether the caller reads [`SliceMerge::view`] (only the `$setElementOrder` pass does): a list
+/// of objects is copied for it only then.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum View {
+    Wanted,
+    Unused,
+}
+
+/// A list's patch strategy and merge key, from the schema.
+#[derive(Clone, Copy)]
+pub(crate) struct ListStrategy<'a> {
+    strategy: &'a str,
+    key: &'a str,
 }
 
 /// Go's `mergeSliceHandler`: lists with the `merge` strategy (and delete lists) are merged,
@@ -183,13 +217,13 @@ fn merge_slice_handler(
     original: Vec<Value>,
     patch: Vec<Value>,
     schema: &Schema,
-    strategy: &str,
-    key: &str,
+    ListStrategy { strategy, key }: ListStrategy<'_>,
     is_delete_list: bool,
+    view: View,
     depth: usize,
 ) -> Result<SliceMerge, MergeError> {
     if strategy == MERGE || is_delete_list {
-        merge_slice(original, patch, schema, key, is_delete_list, depth)
+        merge_slice(original, patch, schema, key, is_delete_list, view, depth)
     } else {
         Ok(SliceMerge {
             merged: patch,
@@ -255,6 +289,7 @@ fn merge_slice(
     schema: &Schema,
     key: &str,
     is_delete_list: bool,
+    wanted: View,
     depth: usize,
 ) -> Result<SliceMerge, MergeError> {
     depth_check(depth)?;
@@ -267,9 +302,9 @@ fn merge_slice(
     let kind = item_kind(slice_element_type(&[&original, &patch])?);
     let n = original.len();
     let capacity = decoded_capacity(n);
-    let mut view = original.clone();
 
-    let (merged, server_order, patch_list) = if kind == ItemKind::Scalar {
+    let (merged, server_order, patch_list, view) = if kind == ItemKind::Scalar {
+        let mut view = original.clone();
         if is_delete_list {
             return Ok(SliceMerge {
                 merged: delete_from_slice(original, &patch)?,
@@ -284,13 +319,17 @@ fn merge_slice(
             view = both[..n].to_vec();
         }
         both.truncate(len);
-        (both, view.clone(), patch)
+        (both, view.clone(), patch, view)
     } else {
         if key.is_empty() {
             return Err(MergeError::NoMergeKeyForList(schema.kind_name().to_owned()));
         }
+        let mut view = match wanted {
+            View::Wanted => original.clone(),
+            View::Unused => Vec::new(),
+        };
         let special = merge_slice_with_special_elements(original, patch, key, &mut view)?;
-        let server_order = special.original.clone();
+        let server_order = key_stubs(&special.original, key);
         let appended_at = special.original.len();
         let (merged, appended) =
             merge_slice_without_special_elements(special.original, &special.patch, key, schema, depth)?;
@@ -306,7 +345,7 @@ fn merge_slice(
                 }
             }
         }
-        (merged, server_order, special.patch)
+        (merged, server_order, special.patch, view)
     };
 
     let (patch_items, server_only) = if key.is_empty() {
@@ -316,6 +355,23 @@ fn merge_slice(
     };
     let merged = normalize_element_order(patch_items, server_only, &patch_list, &server_order, key, kind)?;
     Ok(SliceMerge { merged, view })
+}
+
+/// The server's order of a list of objects, for [`normalize_element_order`], which reads of each
+/// item only whether it is an object and its merge key: items that have one are copied as
+/// `{key: value}`, the others whole (so that an error quotes them as Go does).
+fn key_stubs(items: &[Value], key: &str) -> Vec<Value> {
+    items
+        .iter()
+        .map(|item| match item.as_object().and_then(|object| object.get(key)) {
+            Some(value) => {
+                let mut stub = Map::with_capacity(1);
+                stub.insert(key.to_owned(), value.clone());
+                Value::Object(stub)
+            }
+            None => item.clone(),
+        })
+        .collect()
 }
 
 /// Go's `deduplicateScalars` (swap-with-last, so it also reorders); returns the new length and
