@@ -167,7 +167,7 @@ fn child_shape<'a>(schema: &'a Compiled, shape: &'a Shape, segment: &str) -> Opt
 mod tests {
     use serde_json::json;
 
-    use super::normalized_at;
+    use super::{MEMO_ENTRIES, normalized_at, walked_at};
 
     #[test]
     fn zero_values_go_prints_for_unset_fields() {
@@ -178,6 +178,31 @@ mod tests {
         );
         // An omitempty scalar Go leaves out.
         assert_eq!(normalized_at("v1/Pod", "/spec/nodeName", None), Some(None));
+    }
+
+    #[test]
+    fn remembered_answers_are_the_walks_own_even_after_the_memo_starts_again() {
+        let questions = [
+            ("/status", None),
+            ("/metadata/creationTimestamp", Some(json!(null))),
+            ("/spec/containers/0/resources/requests/cpu", Some(json!("0.1"))),
+            // The same place with another value: the value is part of the question.
+            ("/spec/containers/0/resources/requests/cpu", Some(json!("1000m"))),
+            ("/spec/nodeName", Some(json!(""))),
+        ];
+        for round in 0..3 {
+            for (pointer, value) in &questions {
+                assert_eq!(
+                    normalized_at("v1/Pod", pointer, value.as_ref()),
+                    walked_at("v1/Pod", pointer, value.as_ref()),
+                    "{pointer} in round {round}"
+                );
+            }
+            // Enough other questions to fill the memo, so that the next round starts it again.
+            for index in 0..MEMO_ENTRIES {
+                normalized_at("v1/Pod", &format!("/spec/containers/{index}/resources"), None);
+            }
+        }
     }
 
     #[test]
