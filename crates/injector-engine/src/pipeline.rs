@@ -468,10 +468,7 @@ impl Injector {
         apply_prometheus_merge(pod, mesh_merge, u32::try_from(status_port).unwrap_or(15020))
             .map_err(|e| e.to_string())?;
         apply_secure_port_annotation(pod);
-        let rewrite = self
-            .values
-            .get("sidecarInjectorWebhook")
-            .and_then(|webhook| webhook.get("rewriteAppHTTPProbe"))
+        let rewrite = crate::pod::at(&self.values, &["sidecarInjectorWebhook", "rewriteAppHTTPProbe"])
             .and_then(Value::as_bool)
             .unwrap_or(false);
         apply_rewrite(pod, rewrite, status_port);
@@ -697,10 +694,7 @@ fn move_user_proxy_to_init(pod: &mut Value) {
 fn clear_openshift_proxy_user(pod: &mut Value) {
     let user = |c: &Value| crate::pod::at(c, &["securityContext", "runAsUser"]).and_then(Value::as_i64);
     let istio = |c: &Value| matches!(name_of(c), PROXY_CONTAINER | "istio-validation" | "istio-init");
-    let all: Vec<&Value> = containers(pod, ContainerList::Containers)
-        .iter()
-        .chain(containers(pod, ContainerList::InitContainers))
-        .collect();
+    let all: Vec<&Value> = crate::pod::all_containers(pod).collect();
     let app_user = all
         .iter()
         .filter(|c| !istio(c))

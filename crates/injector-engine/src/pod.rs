@@ -68,15 +68,16 @@ pub fn find_sidecar_mut(pod: &mut Value) -> Option<&mut Value> {
         .find(|c| name_of(c) == PROXY_CONTAINER)
 }
 
+/// The pod's containers, then its init containers.
+pub fn all_containers(pod: &Value) -> impl Iterator<Item = &Value> {
+    containers(pod, ContainerList::Containers)
+        .iter()
+        .chain(containers(pod, ContainerList::InitContainers))
+}
+
 /// Whether the pod has the proxy container in either list.
 pub fn has_sidecar(pod: &Value) -> bool {
-    [ContainerList::Containers, ContainerList::InitContainers]
-        .into_iter()
-        .any(|list| {
-            containers(pod, list)
-                .iter()
-                .any(|c| name_of(c) == PROXY_CONTAINER)
-        })
+    all_containers(pod).any(|c| name_of(c) == PROXY_CONTAINER)
 }
 
 /// The pod's annotations, created when missing (or when not an object).

@@ -14,8 +14,8 @@ use super::{merge, overrides_json, previous_injection};
 use crate::{
     normalize::normalize,
     pod::{
-        ContainerList, INIT_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER, annotation, annotations_mut,
-        containers, containers_mut, name_of,
+        ContainerList, INIT_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER, all_containers, annotation,
+        annotations_mut, containers, containers_mut, name_of,
     },
     strip::OVERRIDES_ANNOTATION,
 };
@@ -98,14 +98,8 @@ pub(super) fn reapply(
 /// overrides saved by an earlier injection. When it may not, the pod after it is still the merged
 /// pod, normalized.
 pub(super) fn may_write(original: &Value, template_pod: &Value) -> bool {
-    let template_names: Vec<&str> = [ContainerList::Containers, ContainerList::InitContainers]
-        .into_iter()
-        .flat_map(|list| containers(template_pod, list))
-        .map(name_of)
-        .collect();
-    let user_named_like_template = [ContainerList::Containers, ContainerList::InitContainers]
-        .into_iter()
-        .flat_map(|list| containers(original, list))
+    let template_names: Vec<&str> = all_containers(template_pod).map(name_of).collect();
+    let user_named_like_template = all_containers(original)
         .map(name_of)
         .any(|name| name == PROXY_CONTAINER || template_names.contains(&name));
     user_named_like_template || annotation(original, OVERRIDES_ANNOTATION).is_some()
