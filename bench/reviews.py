@@ -9,12 +9,10 @@
                     400 pods of 8 Indexed Jobs (per-pod completion index label, annotation,
                     hostname and env) and 300 pods of 6 StatefulSets (per-pod name, pod-name and
                     pod-index labels, hostname and volume claim), as their controllers create them
-
-Usage: bench/reviews.py DIR
 """
+import argparse
 import json
 import os
-import sys
 
 
 def review(pod, namespace, uid):
@@ -185,9 +183,10 @@ def distinct_pods():
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out = sys.argv[1]
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     usage="%(prog)s DIR")
+    parser.add_argument("dir", metavar="DIR", help="directory to write the reviews into (created if missing)")
+    out = parser.parse_args().dir
     os.makedirs(out, exist_ok=True)
     reviews = {
         "replicaset": review(replicaset_pod(), "bookinfo", "705ab4f5-6393-11e8-b7cc-42010a800002"),
