@@ -22,7 +22,7 @@
 //!
 //! Around them: [`settings`] (values and mesh from files or ConfigMaps), [`mesh`] (mesh config
 //! and per-pod ProxyConfig: defaults, merging, validation, `protoToJSON`), [`kube_inject`]; and
-//! helpers: [`pod`] (JSON accessors), [`gojson`] (JSON as Go writes it), [`gotime`] (Kubernetes
+//! helpers: [`pod`] (JSON accessors), [`member`] (object lookups without hashing), [`gojson`] (JSON as Go writes it), [`gotime`] (Kubernetes
 //! times), [`netip`] (Go's IP prefix parsing), [`quantity`] (Kubernetes quantities).
 //!
 //! The stage modules are also re-exported at the crate root under their old names
@@ -47,6 +47,7 @@ pub mod settings;
 pub use decide::{selection, validate};
 pub use post::{probes, prometheus, reorder, status};
 pub use prepare::{cluster, images, owner, strip};
+pub use strategic_merge::member;
 
 /// The embedded default configuration: (injector config, values, mesh config) texts.
 ///

@@ -28,6 +28,7 @@ use injector_core::{
 use serde_json::{Map, Value};
 use strategic_merge::Schema;
 
+use crate::member::Members;
 use crate::{
     cluster::{overwrite_cluster_info, resolve_cluster_and_network},
     mesh::{PROXY_CONFIG_ANNOTATION, validate_proxy_config},
@@ -463,7 +464,7 @@ impl Injector {
         annotations_mut(pod);
         labels_mut(pod);
         overwrite_cluster_info(pod, proxy_envs);
-        let mesh_merge = self.mesh.get("enablePrometheusMerge").and_then(Value::as_bool);
+        let mesh_merge = self.mesh.member("enablePrometheusMerge").and_then(Value::as_bool);
         let status_port = mesh_status_port(&self.mesh);
         apply_prometheus_merge(pod, mesh_merge, u32::try_from(status_port).unwrap_or(15020))
             .map_err(|e| e.to_string())?;
@@ -674,7 +675,7 @@ fn move_user_proxy_to_init(pod: &mut Value) {
         return;
     };
     let proxy = list.remove(index);
-    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+    let Some(spec) = pod.member_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
     let init = spec
@@ -708,7 +709,7 @@ fn clear_openshift_proxy_user(pod: &mut Value) {
             continue;
         };
         if user(proxy).unwrap_or(0) == app_user
-            && let Some(context) = proxy.get_mut("securityContext").and_then(Value::as_object_mut)
+            && let Some(context) = proxy.member_mut("securityContext").and_then(Value::as_object_mut)
         {
             context.shift_remove("runAsUser");
             context.shift_remove("runAsGroup");
@@ -721,7 +722,7 @@ fn clear_openshift_proxy_user(pod: &mut Value) {
 /// into the mesh's default), or the values' `global.proxy.holdApplicationUntilProxyStarts`.
 fn hold_application(proxy_config: &Value, values: &Value) -> bool {
     let from_mesh = proxy_config
-        .get("holdApplicationUntilProxyStarts")
+        .member("holdApplicationUntilProxyStarts")
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let from_values = crate::pod::at(values, &["global", "proxy", "holdApplicationUntilProxyStarts"])
@@ -792,8 +793,8 @@ fn own_namespace(pod: &Value) -> Option<&str> {
 
 /// Labels or annotations of a pod as a string map (non-string values skipped).
 fn string_map(pod: &Value, field: &str) -> BTreeMap<String, String> {
-    pod.get("metadata")
-        .and_then(|m| m.get(field))
+    pod.member("metadata")
+        .and_then(|m| m.member(field))
         .and_then(Value::as_object)
         .map(|map| {
             map.iter()

@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::member::Members;
+
 /// The name of the proxy container.
 pub const PROXY_CONTAINER: &str = "istio-proxy";
 /// The iptables init container.
@@ -35,22 +37,22 @@ impl ContainerList {
 
 /// The containers of one list (empty when absent).
 pub fn containers(pod: &Value, list: ContainerList) -> &[Value] {
-    pod.get("spec")
-        .and_then(|spec| spec.get(list.field()))
+    pod.member("spec")
+        .and_then(|spec| spec.member(list.field()))
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
 
 /// The containers of one list, for editing; `None` when the list is absent.
 pub fn containers_mut(pod: &mut Value, list: ContainerList) -> Option<&mut Vec<Value>> {
-    pod.get_mut("spec")
-        .and_then(|spec| spec.get_mut(list.field()))
+    pod.member_mut("spec")
+        .and_then(|spec| spec.member_mut(list.field()))
         .and_then(Value::as_array_mut)
 }
 
 /// A container's name (`""` when missing).
 pub fn name_of(container: &Value) -> &str {
-    container.get("name").and_then(Value::as_str).unwrap_or("")
+    container.member("name").and_then(Value::as_str).unwrap_or("")
 }
 
 /// The proxy container, searched in containers then init containers (Istio's `FindSidecar`).
@@ -94,21 +96,21 @@ pub fn labels_mut(pod: &mut Value) -> &mut Map<String, Value> {
 /// `Value::pointer` it takes the keys as they are, with no `~0`/`~1` unescaping (which copies
 /// every key of the path).
 pub fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(value, |value, key| value.get(key))
+    path.iter().try_fold(value, |value, key| value.member(key))
 }
 
 /// A string annotation of the pod.
 pub fn annotation<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
-    pod.get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(key))
+    pod.member("metadata")
+        .and_then(|m| m.member("annotations"))
+        .and_then(|a| a.member(key))
         .and_then(Value::as_str)
 }
 
 /// The pod's annotations as (key, value) pairs of strings.
 pub fn annotation_pairs(pod: &Value) -> Vec<(&str, &str)> {
-    pod.get("metadata")
-        .and_then(|m| m.get("annotations"))
+    pod.member("metadata")
+        .and_then(|m| m.member("annotations"))
         .and_then(Value::as_object)
         .map(|map| {
             map.iter()

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use crate::MAX_DEPTH;
 use crate::error::MergeError;
 use crate::gojson::{GoType, MAP_TYPE, go_eq, go_fmt, go_fmt_s, go_set_contains};
+use crate::member::Members;
 
 /// `$patch`.
 pub(crate) const DIRECTIVE_MARKER: &str = "$patch";
@@ -221,8 +222,8 @@ fn merge_key_value_equal(left: &Value, right: &Value, key: &str) -> Result<bool,
     }
     let l = left.as_object().ok_or_else(|| not_a_map(left))?;
     let r = right.as_object().ok_or_else(|| not_a_map(right))?;
-    let lv = l.get(key).ok_or_else(|| no_merge_key(left, key))?;
-    let rv = r.get(key).ok_or_else(|| no_merge_key(right, key))?;
+    let lv = l.member(key).ok_or_else(|| no_merge_key(left, key))?;
+    let rv = r.member(key).ok_or_else(|| no_merge_key(right, key))?;
     go_eq(lv, rv)
 }
 
@@ -232,7 +233,7 @@ pub(crate) fn extract_to_delete_items(list: Vec<Value>) -> Result<(Vec<Value>, V
     let mut delete = Vec::new();
     for v in list {
         let m = v.as_object().ok_or_else(|| not_a_map(&v))?;
-        if is_str(m.get(DIRECTIVE_MARKER), DELETE) {
+        if is_str(m.member(DIRECTIVE_MARKER), DELETE) {
             delete.push(v);
         } else {
             keep.push(v);
@@ -259,7 +260,7 @@ pub(crate) fn validate_patch_with_set_order_list(
     let (mut pi, mut oi) = (0, 0);
     while pi < non_delete.len() && oi < order.len() {
         let item = &non_delete[pi];
-        if item.as_object().is_some_and(|m| m.contains_key(DIRECTIVE_MARKER)) {
+        if item.as_object().is_some_and(|m| m.has_member(DIRECTIVE_MARKER)) {
             pi += 1;
             continue;
         }

@@ -117,6 +117,7 @@
 mod directives;
 mod error;
 mod gojson;
+pub mod member;
 mod merge;
 mod order;
 #[rustfmt::skip]

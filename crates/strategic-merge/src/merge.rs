@@ -16,6 +16,7 @@ use crate::directives::{
 };
 use crate::error::MergeError;
 use crate::gojson::{GoType, SLICE_TYPE, go_eq, go_fmt, go_fmt_s, go_hashable, go_set_contains};
+use crate::member::Members;
 use crate::order::{ItemKind, find_by_key, normalize_element_order, partition_maps, partition_primitives};
 use crate::schema::Schema;
 
@@ -27,7 +28,7 @@ pub(crate) fn merge_map(
     depth: usize,
 ) -> Result<Map<String, Value>, MergeError> {
     depth_check(depth)?;
-    if let Some(directive) = patch.get(DIRECTIVE_MARKER) {
+    if let Some(directive) = patch.member(DIRECTIVE_MARKER) {
         let directive = directive.clone();
         return handle_directive_in_map(&directive, patch);
     }
@@ -48,7 +49,7 @@ pub(crate) fn merge_map(
             original.shift_remove(&key);
             continue;
         }
-        let Some(original_value) = original.get_mut(&key) else {
+        let Some(original_value) = original.member_mut(&key) else {
             if !is_delete_list {
                 insert_patch_value(&mut original, key, patch_value, depth)?;
             }
@@ -148,8 +149,8 @@ fn merge_set_element_order(
             });
         };
         let list_key = extract_key(&directive, SET_ELEMENT_ORDER)?.to_owned();
-        let original_list = expect_slice(original.get(&list_key))?;
-        let patch_list = expect_slice(patch.get(&list_key))?;
+        let original_list = expect_slice(original.member(&list_key))?;
+        let patch_list = expect_slice(patch.member(&list_key))?;
         let (sub, meta) = schema.lookup_slice(&list_key)?;
         let strategy = non_retain_strategy(meta.strategy)?;
         let key = meta.merge_key;
@@ -363,14 +364,16 @@ fn merge_slice(
 fn key_stubs(items: &[Value], key: &str) -> Vec<Value> {
     items
         .iter()
-        .map(|item| match item.as_object().and_then(|object| object.get(key)) {
-            Some(value) => {
-                let mut stub = Map::with_capacity(1);
-                stub.insert(key.to_owned(), value.clone());
-                Value::Object(stub)
-            }
-            None => item.clone(),
-        })
+        .map(
+            |item| match item.as_object().and_then(|object| object.member(key)) {
+                Some(value) => {
+                    let mut stub = Map::with_capacity(1);
+                    stub.insert(key.to_owned(), value.clone());
+                    Value::Object(stub)
+                }
+                None => item.clone(),
+            },
+        )
         .collect()
 }
 
@@ -431,12 +434,12 @@ fn merge_slice_with_special_elements(
         let Some(map) = v.as_object() else {
             return Err(crate::directives::not_a_map(&v));
         };
-        let Some(directive) = map.get(DIRECTIVE_MARKER) else {
+        let Some(directive) = map.member(DIRECTIVE_MARKER) else {
             plain.push(v);
             continue;
         };
         if is_str(Some(directive), DELETE) {
-            let Some(value) = map.get(key) else {
+            let Some(value) = map.member(key) else {
                 return Err(no_merge_key(&v, key));
             };
             while let Some(i) = find_by_key(&original, key, value)? {
@@ -489,7 +492,7 @@ fn merge_slice_without_special_elements(
         let Some(map) = v.as_object() else {
             return Err(crate::directives::not_a_map(v));
         };
-        let Some(value) = map.get(key) else {
+        let Some(value) = map.member(key) else {
             return Err(no_merge_key(v, key));
         };
         match find_by_key(&original, key, value)? {

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::directives::{extract_to_delete_items, no_merge_key, not_a_map};
 use crate::error::MergeError;
 use crate::gojson::{go_eq, go_set_contains};
+use crate::member::Members;
 
 /// Whether list items are compared by merge key (objects) or by value (scalars).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +158,10 @@ fn rotate<T>(data: &mut [T], a: usize, m: usize, b: usize) {
 /// The value Go compares for an item: its merge key value for objects, itself otherwise.
 fn compared_value<'a>(item: &'a Value, key: &str, kind: ItemKind) -> &'a Value {
     match kind {
-        ItemKind::Map => item.as_object().and_then(|m| m.get(key)).unwrap_or(&Value::Null),
+        ItemKind::Map => item
+            .as_object()
+            .and_then(|m| m.member(key))
+            .unwrap_or(&Value::Null),
         ItemKind::Scalar => item,
     }
 }
@@ -182,7 +186,7 @@ pub(crate) fn index(
 fn validate_merge_key(key: &str, list: &[Value]) -> Result<(), MergeError> {
     for item in list {
         let m = item.as_object().ok_or_else(|| not_a_map(item))?;
-        if !m.contains_key(key) {
+        if !m.has_member(key) {
             return Err(no_merge_key(item, key));
         }
     }
@@ -263,7 +267,7 @@ pub(crate) fn normalize_element_order(
 pub(crate) fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, MergeError> {
     for (i, v) in list.iter().enumerate() {
         let m = v.as_object().ok_or(MergeError::NotAMap(i))?;
-        if let Some(candidate) = m.get(key)
+        if let Some(candidate) = m.member(key)
             && go_eq(candidate, value)?
         {
             return Ok(Some(i));
@@ -282,7 +286,7 @@ pub(crate) fn partition_maps(
     let mut outside = Vec::new();
     for v in merged {
         let m = v.as_object().ok_or_else(|| not_a_map(&v))?;
-        let value = m.get(key).ok_or_else(|| no_merge_key(&v, key))?;
+        let value = m.member(key).ok_or_else(|| no_merge_key(&v, key))?;
         if find_by_key(by, key, value)?.is_some() {
             inside.push(v);
         } else {

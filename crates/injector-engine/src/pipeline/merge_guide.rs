@@ -21,6 +21,7 @@
 use serde_json::{Map, Value};
 use strategic_merge::Schema;
 
+use crate::member::Members;
 use crate::normalize::Guide;
 
 /// What merging one overlay may change, worked out from the overlay and the pod before the merge.
@@ -50,7 +51,7 @@ impl Plan<'_> {
                 fields
                     .iter()
                     .map(|(name, plan)| {
-                        let guide = match merged.get_mut(*name) {
+                        let guide = match merged.member_mut(name) {
                             Some(member) => plan.finish(member),
                             None => plan.finish(&mut Value::Null),
                         };
@@ -119,13 +120,13 @@ fn prepare_object<'a>(
             (Value::Array(items), Some(key)) => keyed_list(
                 items,
                 key,
-                normalized.and_then(|n| n.get(name)),
-                pod.and_then(|p| p.get(name)),
+                normalized.and_then(|n| n.member(name)),
+                pod.and_then(|p| p.member(name)),
             ),
             (Value::Object(_), _) => prepare_object(
                 value,
-                normalized.and_then(|n| n.get(name)),
-                pod.and_then(|p| p.get(name)),
+                normalized.and_then(|n| n.member(name)),
+                pod.and_then(|p| p.member(name)),
                 schema.and_then(|schema| schema.field(name)),
             ),
             _ => (value.clone(), Plan::All),
@@ -139,7 +140,7 @@ fn prepare_object<'a>(
 /// The merge key's value of a list item, when it has a plain one.
 fn key_of<'a>(item: &'a Value, key: &str) -> Option<&'a Value> {
     item.as_object()?
-        .get(key)
+        .member(key)
         .filter(|value| value.is_string() || value.is_number())
 }
 

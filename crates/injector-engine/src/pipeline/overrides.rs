@@ -11,6 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::{merge, overrides_json, previous_injection};
+use crate::member::Members;
 use crate::{
     normalize::normalize,
     pod::{
@@ -67,7 +68,7 @@ pub(super) fn reapply(
                 continue;
             };
             let mut overlay = normalize("#Container", &found).map_err(|e| e.to_string())?;
-            if overlay.get("image").and_then(Value::as_str) == Some(AUTO_IMAGE)
+            if overlay.member("image").and_then(Value::as_str) == Some(AUTO_IMAGE)
                 && let Some(map) = overlay.as_object_mut()
             {
                 map.shift_remove("image");
@@ -115,7 +116,7 @@ fn saved_overrides(pod: &Value) -> Result<[Vec<Value>; 2], String> {
         serde_json::from_str(text).map_err(|e| format!("failed to parse {OVERRIDES_ANNOTATION}: {e}"))?;
     let list = |field: &str| {
         parsed
-            .get(field)
+            .member(field)
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default()
@@ -131,24 +132,24 @@ fn adjust_init_container_user(pod: &mut Value, original: &Value, proxy_config: &
         .chain(containers(original, ContainerList::InitContainers))
         .find(|c| name_of(c) == PROXY_CONTAINER);
     let Some(security) = user_proxy
-        .and_then(|c| c.get("securityContext"))
+        .and_then(|c| c.member("securityContext"))
         .filter(|s| s.is_object())
     else {
         return;
     };
-    let run_as_user = security.get("runAsUser").and_then(Value::as_i64);
-    let run_as_group = security.get("runAsGroup").and_then(Value::as_i64);
+    let run_as_user = security.member("runAsUser").and_then(Value::as_i64);
+    let run_as_group = security.member("runAsGroup").and_then(Value::as_i64);
     if run_as_user.is_none() && run_as_group.is_none() {
         return;
     }
-    let tproxy = proxy_config.get("interceptionMode").and_then(Value::as_str) == Some("TPROXY")
+    let tproxy = proxy_config.member("interceptionMode").and_then(Value::as_str) == Some("TPROXY")
         || annotation(pod, "sidecar.istio.io/interceptionMode") == Some("TPROXY");
     if tproxy && run_as_user.is_some() {
         for list in [ContainerList::Containers, ContainerList::InitContainers] {
             if let Some(proxy) =
                 containers_mut(pod, list).and_then(|l| l.iter_mut().find(|c| name_of(c) == PROXY_CONTAINER))
             {
-                if let Some(context) = proxy.get_mut("securityContext").and_then(Value::as_object_mut) {
+                if let Some(context) = proxy.member_mut("securityContext").and_then(Value::as_object_mut) {
                     context.insert("runAsUser".to_owned(), Value::from(0));
                 }
                 break;
@@ -183,7 +184,7 @@ fn adjust_init_container_user(pod: &mut Value, original: &Value, proxy_config: &
     let Some(user) = run_as_user.filter(|u| *u != 0) else {
         return;
     };
-    if let Some(args) = init.get_mut("args").and_then(Value::as_array_mut)
+    if let Some(args) = init.member_mut("args").and_then(Value::as_array_mut)
         && let Some(index) = args.iter().position(|a| a.as_str() == Some("-u"))
         && let Some(slot) = args.get_mut(index + 1)
     {

@@ -11,6 +11,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::member::Members;
+
 /// The lists of the template pod whose item names are read.
 const NAMED_LISTS: [&str; 4] = ["initContainers", "containers", "volumes", "imagePullSecrets"];
 
@@ -22,13 +24,13 @@ pub(super) fn names_only(overlay: &Value) -> Option<Value> {
         return None;
     }
     let mut spec = Map::new();
-    if let Some(overlay_spec) = top.get("spec") {
+    if let Some(overlay_spec) = top.member("spec") {
         let overlay_spec = overlay_spec.as_object()?;
         if !plain_keys(overlay_spec, &NAMED_LISTS) {
             return None;
         }
         for list in NAMED_LISTS {
-            if let Some(items) = overlay_spec.get(list) {
+            if let Some(items) = overlay_spec.member(list) {
                 spec.insert(list.to_owned(), Value::Array(item_names(items)?));
             }
         }
@@ -57,7 +59,7 @@ fn item_names(items: &Value) -> Option<Vec<Value>> {
         if !plain_keys(item, &["name"]) {
             return None;
         }
-        let name = item.get("name")?.as_str()?;
+        let name = item.member("name")?.as_str()?;
         if names.contains(&name) {
             return None;
         }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::member::Members;
 use crate::{
     gojson,
     pod::{
@@ -47,11 +48,11 @@ pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i6
         return;
     }
     let annotations = pod
-        .get("metadata")
-        .and_then(|m| m.get("annotations"))
+        .member("metadata")
+        .and_then(|m| m.member("annotations"))
         .cloned()
         .unwrap_or(Value::Null);
-    let annotation = |key: &str| annotations.get(key).and_then(Value::as_str).map(str::to_owned);
+    let annotation = |key: &str| annotations.member(key).and_then(Value::as_str).map(str::to_owned);
     let rewrite = annotation(REWRITE_ANNOTATION)
         .and_then(|v| parse_go_bool(&v))
         .unwrap_or(values_setting);
@@ -86,16 +87,16 @@ pub fn dump_app_probers(pod: &Value, mesh_status_port: i64) -> Option<String> {
         let name = name_of(container);
         for (field, prefix, suffix) in PROBES {
             if let Some(prober) = container
-                .get(field)
+                .member(field)
                 .and_then(|probe| prober(probe, container, mesh_status_port, true))
             {
                 probers.insert(format!("/{prefix}/{name}/{suffix}"), prober);
             }
         }
-        let lifecycle = container.get("lifecycle");
+        let lifecycle = container.member("lifecycle");
         for (field, prefix, suffix) in HANDLERS {
             if let Some(prober) = lifecycle
-                .and_then(|l| l.get(field))
+                .and_then(|l| l.member(field))
                 .and_then(|handler| prober(handler, container, mesh_status_port, false))
             {
                 probers.insert(format!("/{prefix}/{name}/{suffix}"), prober);
@@ -113,23 +114,23 @@ pub fn dump_app_probers(pod: &Value, mesh_status_port: i64) -> Option<String> {
 /// already pointing at the status port.
 fn prober(probe: &Value, container: &Value, status_port: i64, with_timeout: bool) -> Option<Value> {
     let mut out = Map::new();
-    if let Some(action) = probe.get("httpGet").filter(|v| v.is_object()) {
-        let port = resolve_port(action.get("port"), container, status_port)?;
+    if let Some(action) = probe.member("httpGet").filter(|v| v.is_object()) {
+        let port = resolve_port(action.member("port"), container, status_port)?;
         out.insert("httpGet".into(), http_get_action(action, port));
-    } else if let Some(action) = probe.get("tcpSocket").filter(|v| v.is_object()) {
-        let port = resolve_port(action.get("port"), container, status_port)?;
+    } else if let Some(action) = probe.member("tcpSocket").filter(|v| v.is_object()) {
+        let port = resolve_port(action.member("port"), container, status_port)?;
         let mut tcp = Map::new();
         tcp.insert("port".into(), port.into());
         copy_string(action, &mut tcp, "host");
         out.insert("tcpSocket".into(), Value::Object(tcp));
-    } else if let Some(action) = probe.get("grpc").filter(|v| v.is_object() && with_timeout) {
+    } else if let Some(action) = probe.member("grpc").filter(|v| v.is_object() && with_timeout) {
         let mut grpc = Map::new();
         grpc.insert(
             "port".into(),
-            action.get("port").cloned().unwrap_or(Value::from(0)),
+            action.member("port").cloned().unwrap_or(Value::from(0)),
         );
         // `GRPCAction.Service` is a `*string` without `omitempty`: Go writes `null` when unset.
-        let service = action.get("service").filter(|v| v.is_string());
+        let service = action.member("service").filter(|v| v.is_string());
         grpc.insert("service".into(), service.cloned().unwrap_or(Value::Null));
         out.insert("grpc".into(), Value::Object(grpc));
     } else {
@@ -137,7 +138,7 @@ fn prober(probe: &Value, container: &Value, status_port: i64, with_timeout: bool
     }
     if with_timeout
         && let Some(timeout) = probe
-            .get("timeoutSeconds")
+            .member("timeoutSeconds")
             .and_then(Value::as_i64)
             .filter(|t| *t != 0)
     {
@@ -158,11 +159,11 @@ fn resolve_port(port: Option<&Value>, container: &Value, status_port: i64) -> Op
 
 fn containers_port_named(container: &Value, name: &str) -> Option<i64> {
     container
-        .get("ports")
+        .member("ports")
         .and_then(Value::as_array)?
         .iter()
-        .find(|port| !name.is_empty() && port.get("name").and_then(Value::as_str) == Some(name))
-        .and_then(|port| port.get("containerPort").and_then(Value::as_i64))
+        .find(|port| !name.is_empty() && port.member("name").and_then(Value::as_str) == Some(name))
+        .and_then(|port| port.member("containerPort").and_then(Value::as_i64))
 }
 
 /// `HTTPGetAction` in Go's field order: path, port, host, scheme, httpHeaders.
@@ -173,7 +174,7 @@ fn http_get_action(action: &Value, port: i64) -> Value {
     copy_string(action, &mut out, "host");
     copy_string(action, &mut out, "scheme");
     if let Some(headers) = action
-        .get("httpHeaders")
+        .member("httpHeaders")
         .and_then(Value::as_array)
         .filter(|h| !h.is_empty())
     {
@@ -183,11 +184,11 @@ fn http_get_action(action: &Value, port: i64) -> Value {
                 let mut pair = Map::new();
                 pair.insert(
                     "name".into(),
-                    header.get("name").cloned().unwrap_or(Value::from("")),
+                    header.member("name").cloned().unwrap_or(Value::from("")),
                 );
                 pair.insert(
                     "value".into(),
-                    header.get("value").cloned().unwrap_or(Value::from("")),
+                    header.member("value").cloned().unwrap_or(Value::from("")),
                 );
                 Value::Object(pair)
             })
@@ -198,7 +199,11 @@ fn http_get_action(action: &Value, port: i64) -> Value {
 }
 
 fn copy_string(from: &Value, to: &mut Map<String, Value>, field: &str) {
-    if let Some(text) = from.get(field).and_then(Value::as_str).filter(|t| !t.is_empty()) {
+    if let Some(text) = from
+        .member(field)
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
         to.insert(field.into(), text.into());
     }
 }
@@ -207,13 +212,13 @@ fn copy_string(from: &Value, to: &mut Map<String, Value>, field: &str) {
 fn rewrite_container(container: &mut Value, status_port: i64) {
     let name = name_of(container).to_owned();
     for (field, prefix, suffix) in PROBES {
-        if let Some(probe) = container.get_mut(field).filter(|p| p.is_object()) {
+        if let Some(probe) = container.member_mut(field).filter(|p| p.is_object()) {
             rewrite_handler(probe, &format!("/{prefix}/{name}/{suffix}"), status_port, true);
         }
     }
-    if let Some(lifecycle) = container.get_mut("lifecycle").filter(|l| l.is_object()) {
+    if let Some(lifecycle) = container.member_mut("lifecycle").filter(|l| l.is_object()) {
         for (field, prefix, suffix) in HANDLERS {
-            if let Some(handler) = lifecycle.get_mut(field).filter(|h| h.is_object()) {
+            if let Some(handler) = lifecycle.member_mut(field).filter(|h| h.is_object()) {
                 rewrite_handler(handler, &format!("/{prefix}/{name}/{suffix}"), status_port, false);
             }
         }
@@ -224,9 +229,9 @@ fn rewrite_handler(handler: &mut Value, path: &str, status_port: i64, is_probe: 
     let Some(map) = handler.as_object_mut() else {
         return;
     };
-    let has = |map: &Map<String, Value>, key: &str| map.get(key).is_some_and(Value::is_object);
+    let has = |map: &Map<String, Value>, key: &str| map.member(key).is_some_and(Value::is_object);
     let mut action = if has(map, "httpGet") {
-        map.get("httpGet").cloned().unwrap_or_default()
+        map.member("httpGet").cloned().unwrap_or_default()
     } else if has(map, "tcpSocket") || (is_probe && has(map, "grpc")) {
         map.shift_remove("tcpSocket");
         map.shift_remove("grpc");
@@ -237,7 +242,7 @@ fn rewrite_handler(handler: &mut Value, path: &str, status_port: i64, is_probe: 
     if let Some(action_map) = action.as_object_mut() {
         action_map.insert("path".into(), path.into());
         action_map.insert("port".into(), status_port.into());
-        if action_map.get("scheme").and_then(Value::as_str) == Some("HTTPS") {
+        if action_map.member("scheme").and_then(Value::as_str) == Some("HTTPS") {
             action_map.insert("scheme".into(), "HTTP".into());
         }
     }
@@ -254,10 +259,10 @@ pub fn merge_or_append_probers(previously_injected: bool, env: &mut Vec<Value>, 
     };
     let existing = env
         .iter()
-        .position(|e| e.get("name").and_then(Value::as_str) == Some(APP_PROBERS_ENV));
+        .position(|e| e.member("name").and_then(Value::as_str) == Some(APP_PROBERS_ENV));
     match (previously_injected, existing) {
         (true, Some(index)) => {
-            let old = env[index].get("value").and_then(Value::as_str).unwrap_or("");
+            let old = env[index].member("value").and_then(Value::as_str).unwrap_or("");
             let (Ok(Value::Object(old)), Ok(Value::Object(new))) = (
                 serde_json::from_str::<Value>(old),
                 serde_json::from_str::<Value>(probers),

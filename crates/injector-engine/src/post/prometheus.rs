@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::member::Members;
 use crate::{
     gojson,
     pod::{annotation_pairs, annotations_mut, env_mut, find_sidecar_mut},
@@ -46,15 +47,24 @@ pub struct PrometheusError(pub String);
 
 /// Prometheus' `SanitizeLabelName`: every character outside `[A-Za-z0-9_]` becomes `_`.
 pub fn sanitize_label_name(name: &str) -> String {
+    name.chars().map(sanitize_label_char).collect()
+}
+
+/// Whether `name` sanitizes to `sanitized` ([`sanitize_label_name`] without building the string:
+/// annotation keys are compared with it on every injection).
+pub fn sanitizes_to(name: &str, sanitized: &str) -> bool {
+    let mut expected = sanitized.chars();
     name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+        .all(|c| expected.next() == Some(sanitize_label_char(c)))
+        && expected.next().is_none()
+}
+
+fn sanitize_label_char(c: char) -> char {
+    if c.is_ascii_alphanumeric() || c == '_' {
+        c
+    } else {
+        '_'
+    }
 }
 
 /// Whether merging applies: the pod annotation when it parses as a bool, else the mesh's
@@ -97,7 +107,11 @@ pub fn apply_prometheus_merge(
         env_mut(sidecar).push(Value::Object(entry));
     }
     let annotations = annotations_mut(pod);
-    annotations.retain(|key, _| !matches!(sanitize_label_name(key).as_str(), SCRAPE | PORT | PATH | TARGETS));
+    annotations.retain(|key, _| {
+        ![SCRAPE, PORT, PATH, TARGETS]
+            .iter()
+            .any(|name| sanitizes_to(key, name))
+    });
     annotations.insert("prometheus.io/port".into(), target_port.into());
     annotations.insert("prometheus.io/path".into(), "/stats/prometheus".into());
     annotations.insert("prometheus.io/scrape".into(), "true".into());
@@ -109,15 +123,17 @@ pub fn apply_prometheus_merge(
 pub fn apply_secure_port_annotation(pod: &mut Value) {
     let has_annotation = annotation_pairs(pod)
         .iter()
-        .any(|(key, _)| sanitize_label_name(key) == SECURE_PORT);
+        .any(|(key, _)| sanitizes_to(key, SECURE_PORT));
     if has_annotation {
         return;
     }
     let port = find_sidecar_mut(pod).and_then(|sidecar| {
-        sidecar.get("env").and_then(Value::as_array).and_then(|env| {
+        sidecar.member("env").and_then(Value::as_array).and_then(|env| {
             env.iter()
-                .find(|e| e.get("name").and_then(Value::as_str) == Some("ENVOY_SECURE_MERGED_METRICS_PORT"))
-                .and_then(|e| e.get("value").and_then(Value::as_str))
+                .find(|e| {
+                    e.member("name").and_then(Value::as_str) == Some("ENVOY_SECURE_MERGED_METRICS_PORT")
+                })
+                .and_then(|e| e.member("value").and_then(Value::as_str))
                 .map(str::to_owned)
         })
     });
@@ -340,8 +356,7 @@ mod tests {
         apply_prometheus_merge(&mut p, None, 15020).expect("merges");
         let annotations = p["metadata"]["annotations"].as_object().expect("annotations");
         assert!(
-            !annotations.contains_key("prometheus-io/scrape")
-                && !annotations.contains_key("prometheus.io.port")
+            !annotations.has_member("prometheus-io/scrape") && !annotations.has_member("prometheus.io.port")
         );
         assert_eq!(proxy_env(&p)[1].1, r#"{"scrape":"true","path":"","port":"8080"}"#);
     }
@@ -390,7 +405,7 @@ mod tests {
         );
         assert!(
             p["metadata"]["annotations"]
-                .get(SCRAPE_TARGETS_ANNOTATION)
+                .member(SCRAPE_TARGETS_ANNOTATION)
                 .is_none()
         );
         assert_eq!(
@@ -491,7 +506,7 @@ mod tests {
         apply_secure_port_annotation(&mut zero);
         assert!(
             zero["metadata"]["annotations"]
-                .get("prometheus.istio.io/secure-port")
+                .member("prometheus.istio.io/secure-port")
                 .is_none()
         );
     }
@@ -503,5 +518,21 @@ mod tests {
             "prometheus_io_scrape"
         );
         assert_eq!(sanitize_label_name("prometheus-io.port"), "prometheus_io_port");
+        for (name, sanitized) in [
+            ("prometheus.io/port", "prometheus_io_port"),
+            ("prometheus_io_port", "prometheus_io_port"),
+            ("prometheus.io/portx", "prometheus_io_port"),
+            ("prometheus.io/por", "prometheus_io_port"),
+            ("prometheus.io/pörte", "prometheus_io_p_rte"),
+            ("", ""),
+            ("é", "_"),
+            ("é", "__"),
+        ] {
+            assert_eq!(
+                sanitizes_to(name, sanitized),
+                sanitize_label_name(name) == sanitized,
+                "{name} → {sanitized}"
+            );
+        }
     }
 }

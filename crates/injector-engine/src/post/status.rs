@@ -9,22 +9,23 @@
 use serde_json::{Map, Value};
 
 use crate::gojson;
+use crate::member::Members;
 
 /// The annotation key.
 pub const STATUS_ANNOTATION: &str = "sidecar.istio.io/status";
 
 /// The status annotation value for what the templates rendered (`template_pod`, a pod).
 pub fn injection_status(template_pod: &Value, revision: &str) -> String {
-    let spec = template_pod.get("spec").unwrap_or(&Value::Null);
+    let spec = template_pod.member("spec").unwrap_or(&Value::Null);
     let mut status = Map::new();
     for field in ["initContainers", "containers", "volumes", "imagePullSecrets"] {
         let names: Vec<Value> = spec
-            .get(field)
+            .member(field)
             .and_then(Value::as_array)
             .map(|items| {
                 items
                     .iter()
-                    .map(|item| Value::from(item.get("name").and_then(Value::as_str).unwrap_or("")))
+                    .map(|item| Value::from(item.member("name").and_then(Value::as_str).unwrap_or("")))
                     .collect()
             })
             .unwrap_or_default();
@@ -58,7 +59,7 @@ pub fn parse_status(text: &str) -> PreviousInjection {
     };
     let names = |field: &str| -> Vec<String> {
         status
-            .get(field)
+            .member(field)
             .and_then(Value::as_array)
             .map(|items| {
                 items

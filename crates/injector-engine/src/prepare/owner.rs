@@ -15,6 +15,8 @@
 
 use serde_json::Value;
 
+use crate::member::Members;
+
 /// The workload a pod belongs to, as the templates see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
@@ -30,28 +32,28 @@ pub struct Owner {
 
 /// Derives the owning workload from a pod's metadata (Istio's `GetDeployMetaFromPod`).
 pub fn owner_of(pod: &Value) -> Owner {
-    let metadata = pod.get("metadata").unwrap_or(&Value::Null);
+    let metadata = pod.member("metadata").unwrap_or(&Value::Null);
     let text = |value: Option<&Value>| value.and_then(Value::as_str).unwrap_or("").to_owned();
-    let pod_name = text(metadata.get("name"));
-    let label = |key: &str| text(metadata.get("labels").and_then(|labels| labels.get(key)));
+    let pod_name = text(metadata.member("name"));
+    let label = |key: &str| text(metadata.member("labels").and_then(|labels| labels.member(key)));
     let mut owner = Owner {
         api_version: "v1".to_owned(),
         kind: "Pod".to_owned(),
         name: pod_name.clone(),
-        namespace: text(metadata.get("namespace")),
+        namespace: text(metadata.member("namespace")),
     };
-    let generated = !text(metadata.get("generateName")).is_empty();
+    let generated = !text(metadata.member("generateName")).is_empty();
     let controller = metadata
-        .get("ownerReferences")
+        .member("ownerReferences")
         .and_then(Value::as_array)
         .and_then(|refs| {
             refs.iter()
-                .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+                .find(|r| r.member("controller").and_then(Value::as_bool) == Some(true))
         });
     if let (true, Some(controller)) = (generated, controller) {
-        owner.api_version = text(controller.get("apiVersion"));
-        owner.kind = text(controller.get("kind"));
-        owner.name = text(controller.get("name"));
+        owner.api_version = text(controller.member("apiVersion"));
+        owner.kind = text(controller.member("kind"));
+        owner.name = text(controller.member("name"));
         let hash = label("pod-template-hash");
         let rollout_hash = label("rollouts-pod-template-hash");
         let deployment_config = label("deploymentconfig");

@@ -10,9 +10,10 @@
 
 use serde_json::Value;
 
+use crate::member::Members;
 use crate::{
     pod::{ContainerList, annotations_mut, containers_mut, name_of},
-    prometheus::sanitize_label_name,
+    prometheus::sanitizes_to,
     status::{STATUS_ANNOTATION, parse_status},
 };
 
@@ -28,15 +29,15 @@ pub struct StripError(pub String);
 /// has Prometheus annotations (which may point at the agent). When not, the templates can see
 /// the pod itself, uncopied.
 pub fn needs_strip(pod: &Value) -> bool {
-    pod.get("metadata")
-        .and_then(|m| m.get("annotations"))
+    pod.member("metadata")
+        .and_then(|m| m.member("annotations"))
         .and_then(Value::as_object)
         .is_some_and(|annotations| {
-            annotations.contains_key(STATUS_ANNOTATION)
-                || annotations.contains_key(OVERRIDES_ANNOTATION)
+            annotations.has_member(STATUS_ANNOTATION)
+                || annotations.has_member(OVERRIDES_ANNOTATION)
                 || annotations
                     .keys()
-                    .any(|key| sanitize_label_name(key) == "prometheus_io_port")
+                    .any(|key| sanitizes_to(key, "prometheus_io_port"))
         })
 }
 
@@ -44,9 +45,9 @@ pub fn needs_strip(pod: &Value) -> bool {
 pub fn strip_pod(pod: &Value, mesh_status_port: i64) -> Result<Value, StripError> {
     let mut stripped = pod.clone();
     let annotation = |key: &str| {
-        pod.get("metadata")
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.get(key))
+        pod.member("metadata")
+            .and_then(|m| m.member("annotations"))
+            .and_then(|a| a.member(key))
             .and_then(Value::as_str)
     };
     if let Some(status) = annotation(STATUS_ANNOTATION) {
@@ -63,14 +64,13 @@ pub fn strip_pod(pod: &Value, mesh_status_port: i64) -> Result<Value, StripError
     let annotations = annotations_mut(&mut stripped);
     let port = annotations
         .iter()
-        .find(|(key, _)| sanitize_label_name(key) == "prometheus_io_port")
+        .find(|(key, _)| sanitizes_to(key, "prometheus_io_port"))
         .and_then(|(_, value)| value.as_str().map(str::to_owned));
     if port.is_some_and(|p| p == mesh_status_port.to_string()) {
         annotations.retain(|key, _| {
-            !matches!(
-                sanitize_label_name(key).as_str(),
-                "prometheus_io_port" | "prometheus_io_path" | "prometheus_io_scrape"
-            )
+            !["prometheus_io_port", "prometheus_io_path", "prometheus_io_scrape"]
+                .iter()
+                .any(|name| sanitizes_to(key, name))
         });
     }
     annotations.shift_remove(STATUS_ANNOTATION);
@@ -81,9 +81,9 @@ pub fn strip_pod(pod: &Value, mesh_status_port: i64) -> Result<Value, StripError
 /// Puts back the containers saved in the overrides annotation that the pod no longer has.
 fn reinsert_overrides(pod: &mut Value) -> Result<(), StripError> {
     let Some(text) = pod
-        .get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(OVERRIDES_ANNOTATION))
+        .member("metadata")
+        .and_then(|m| m.member("annotations"))
+        .and_then(|a| a.member(OVERRIDES_ANNOTATION))
         .and_then(Value::as_str)
         .map(str::to_owned)
     else {
@@ -92,7 +92,7 @@ fn reinsert_overrides(pod: &mut Value) -> Result<(), StripError> {
     let overrides: Value = serde_json::from_str(&text).map_err(|e| StripError(e.to_string()))?;
     for list in [ContainerList::Containers, ContainerList::InitContainers] {
         let saved = overrides
-            .get(list.field())
+            .member(list.field())
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();

@@ -28,6 +28,8 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
+use crate::member::Members;
+
 /// One step of a path into a JSON document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Seg {
@@ -72,7 +74,7 @@ pub fn resolve<'a>(root: &'a Json, path: &[Seg]) -> &'a Json {
     let mut node = root;
     for seg in path {
         node = match seg {
-            Seg::Key(k) => node.get(*k),
+            Seg::Key(k) => node.member(k),
             Seg::Index(i) => node.get(*i),
         }
         .unwrap_or(&Json::Null);
@@ -85,11 +87,12 @@ impl Read {
     pub fn observe(&self, root: &Json) -> Seen {
         match self {
             Read::Whole(path) => Seen::Whole(resolve(root, path).clone()),
-            Read::Member(path, key) => {
-                Seen::Member(!matches!(resolve(root, path).get(*key), None | Some(Json::Null)))
-            }
+            Read::Member(path, key) => Seen::Member(!matches!(
+                resolve(root, path).member(key),
+                None | Some(Json::Null)
+            )),
             Read::Length(path) => Seen::Length(resolve(root, path).as_array().map_or(0, Vec::len)),
-            Read::Entry(path, key) => Seen::Entry(resolve(root, path).get(&**key).cloned()),
+            Read::Entry(path, key) => Seen::Entry(resolve(root, path).member(key).cloned()),
         }
     }
 
@@ -97,7 +100,7 @@ impl Read {
     pub fn sees_same(&self, root: &Json, seen: &Seen) -> bool {
         match (self, seen) {
             (Read::Whole(path), Seen::Whole(value)) => identical(resolve(root, path), value),
-            (Read::Entry(path, key), Seen::Entry(value)) => match (resolve(root, path).get(&**key), value) {
+            (Read::Entry(path, key), Seen::Entry(value)) => match (resolve(root, path).member(key), value) {
                 (Some(a), Some(b)) => identical(a, b),
                 (None, None) => true,
                 _ => false,

@@ -4,9 +4,11 @@
 //! fields, extensions — are equal on both sides and never appear in the patch: we never remove
 //! what we did not put there. The patch applies to the object exactly as the API server holds it.
 
-use std::io::Write;
-
 use serde_json::{Map, Value};
+
+use crate::member::Members;
+
+mod json_text;
 
 /// A patch that could not be produced or applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,16 +108,16 @@ impl PatchWriter<'_> {
             in_step += 1;
         }
         for (key, new) in after.iter().skip(in_step) {
-            self.at_key(key, |w| match before.get(key) {
+            self.at_key(key, |w| match before.member(key) {
                 Some(old) => w.diff(old, new),
                 None if w.restated(None, Some(new)) => Ok(()),
                 None => w.operation("add", Some(new)),
             })?;
         }
         for key in before.keys().skip(in_step) {
-            if !after.contains_key(key) {
+            if !after.has_member(key) {
                 self.at_key(key, |w| {
-                    if w.kept_here() || w.restated(before.get(key), None) {
+                    if w.kept_here() || w.restated(before.member(key), None) {
                         Ok(())
                     } else {
                         w.operation("remove", None)
@@ -219,11 +221,13 @@ impl PatchWriter<'_> {
         }
         self.first = false;
         let write = |out: &mut Vec<u8>, path: &str| -> serde_json::Result<()> {
-            write!(out, r#"{{"op":"{op}","path":"#).map_err(serde_json::Error::io)?;
-            serde_json::to_writer(&mut *out, path)?;
+            out.extend_from_slice(br#"{"op":""#);
+            out.extend_from_slice(op.as_bytes());
+            out.extend_from_slice(br#"","path":"#);
+            json_text::write_str(out, path)?;
             if let Some(value) = value {
                 out.extend_from_slice(br#","value":"#);
-                serde_json::to_writer(&mut *out, value)?;
+                json_text::write_value(out, value)?;
             }
             out.push(b'}');
             Ok(())
