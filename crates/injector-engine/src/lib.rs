@@ -22,8 +22,9 @@
 //!
 //! Around them: [`settings`] (values and mesh from files or ConfigMaps), [`mesh`] (mesh config
 //! and per-pod ProxyConfig: defaults, merging, validation, `protoToJSON`), [`kube_inject`]; and
-//! helpers: [`pod`] (JSON accessors), [`member`] (object lookups without hashing), [`gojson`] (JSON as Go writes it), [`gotime`] (Kubernetes
-//! times), [`netip`] (Go's IP prefix parsing), [`quantity`] (Kubernetes quantities).
+//! helpers: [`pod`] (JSON accessors), [`member`] (object lookups without hashing), [`gojson`]
+//! (JSON as Go writes it), [`gotime`] (Kubernetes times), [`netip`] (Go's IP prefix parsing),
+//! [`quantity`] (Kubernetes quantities).
 //!
 //! The stage modules are also re-exported at the crate root under their old names
 //! (`injector_engine::status`, `injector_engine::cluster`, ...), which callers use.

@@ -28,9 +28,9 @@ use injector_core::{
 use serde_json::{Map, Value};
 use strategic_merge::Schema;
 
-use crate::member::Members;
 use crate::{
     cluster::{overwrite_cluster_info, resolve_cluster_and_network},
+    member::Members,
     mesh::{PROXY_CONFIG_ANNOTATION, validate_proxy_config},
     normalize::{normalize, normalize_preserving_guided, normalize_preserving_owned, to_go_json},
     owner::Owner,

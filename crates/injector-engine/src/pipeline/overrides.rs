@@ -11,8 +11,8 @@
 use serde_json::{Map, Value};
 
 use super::{merge, overrides_json, previous_injection};
-use crate::member::Members;
 use crate::{
+    member::Members,
     normalize::normalize,
     pod::{
         ContainerList, INIT_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER, all_containers, annotation,

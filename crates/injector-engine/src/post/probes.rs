@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::member::Members;
 use crate::{
     gojson,
+    member::Members,
     pod::{
         ContainerList, PROXY_CONTAINER, containers, containers_mut, env_mut, find_sidecar_mut, has_sidecar,
         name_of,

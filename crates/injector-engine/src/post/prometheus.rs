@@ -9,9 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::member::Members;
 use crate::{
     gojson,
+    member::Members,
     pod::{annotation_pairs, annotations_mut, env_mut, find_sidecar_mut},
 };
 
@@ -356,7 +356,8 @@ mod tests {
         apply_prometheus_merge(&mut p, None, 15020).expect("merges");
         let annotations = p["metadata"]["annotations"].as_object().expect("annotations");
         assert!(
-            !annotations.has_member("prometheus-io/scrape") && !annotations.has_member("prometheus.io.port")
+            !annotations.contains_key("prometheus-io/scrape")
+                && !annotations.contains_key("prometheus.io.port")
         );
         assert_eq!(proxy_env(&p)[1].1, r#"{"scrape":"true","path":"","port":"8080"}"#);
     }
@@ -405,7 +406,7 @@ mod tests {
         );
         assert!(
             p["metadata"]["annotations"]
-                .member(SCRAPE_TARGETS_ANNOTATION)
+                .get(SCRAPE_TARGETS_ANNOTATION)
                 .is_none()
         );
         assert_eq!(
@@ -506,7 +507,7 @@ mod tests {
         apply_secure_port_annotation(&mut zero);
         assert!(
             zero["metadata"]["annotations"]
-                .member("prometheus.istio.io/secure-port")
+                .get("prometheus.istio.io/secure-port")
                 .is_none()
         );
     }

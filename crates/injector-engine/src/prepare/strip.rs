@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use crate::member::Members;
 use crate::{
+    member::Members,
     pod::{ContainerList, annotations_mut, containers_mut, name_of},
     prometheus::sanitizes_to,
     status::{STATUS_ANNOTATION, parse_status},
