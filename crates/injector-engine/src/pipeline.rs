@@ -18,7 +18,7 @@
 //! quantities canonical), but fields our schema does not know are kept, so that the patch never
 //! removes what we did not put there.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use gotemplate::Template;
 use injector_core::{
@@ -53,6 +53,7 @@ pub mod render_cache;
 mod template_pod;
 
 pub use data::TemplateInputs;
+use prepare::Prepared;
 
 /// Everything the injector needs besides the pod, with templates already parsed.
 pub struct Injector {
@@ -273,14 +274,12 @@ impl Injector {
                 ))
             })?;
         }
-        let pod = std::sync::Arc::new(pod);
+        let pod = Arc::new(pod);
         let prepared = self
             .prepare(&pod, request.owner.clone())
             .map_err(|e| InjectError(format!("failed to run injection template: {}", e.reason())))?;
         let mut proxy_envs = request.path_env.clone();
         resolve_cluster_and_network(&self.values, &labels, &mut proxy_envs);
-        let inputs = self.template_inputs(&prepared);
-        let template_data = data::template_data(&inputs, &self.template_values);
 
         let aliases = if self.options.kube_inject {
             BTreeMap::new()
@@ -319,42 +318,72 @@ impl Injector {
         let cached = cacheable
             .then(|| self.render_cache.get(&fixed, &prepared.stripped))
             .flatten();
-        let (merged, template_pod) = match cached {
+        // `original` is the pod before the merge, when something after the merge still reads it.
+        let (merged, template_pod, original, proxy_config) = match cached {
             Some(overlays) => {
-                self.merge_templates(&selected, &pod, &annotations, &mut Overlays::Cached(overlays))?
+                let in_place = selected.len() == 1
+                    && overlays.len() == 1
+                    && overlays[0]
+                        .names(template_pod::names_only)
+                        .is_some_and(|names| !overrides::may_write(&pod, &names));
+                // The templates are not rendered: once the pod as the templates see it is let go,
+                // the pod has no other holder, and a merge in place needs no copy of it.
+                let Prepared {
+                    proxy_config,
+                    stripped,
+                    ..
+                } = prepared;
+                drop(stripped);
+                let (base, original) = if in_place {
+                    (Arc::unwrap_or_clone(pod), None)
+                } else {
+                    (Value::clone(&pod), Some(pod))
+                };
+                let (merged, template_pod) =
+                    self.merge_templates(&selected, base, &annotations, &mut Overlays::Cached(overlays))?;
+                (merged, template_pod, original, proxy_config)
             }
             None => {
+                let inputs = self.template_inputs(&prepared);
+                let template_data = data::template_data(&inputs, &self.template_values);
                 let mut source = Overlays::Render {
                     data: &template_data,
                     kept: cacheable.then(Vec::new),
                 };
+                let base = Value::clone(&pod);
                 let (merged, reads) = if cacheable {
                     crate::render::objects::reads::record(&prepared.stripped, || {
-                        self.merge_templates(&selected, &pod, &annotations, &mut source)
+                        self.merge_templates(&selected, base, &annotations, &mut source)
                     })
                 } else {
                     (
-                        self.merge_templates(&selected, &pod, &annotations, &mut source),
+                        self.merge_templates(&selected, base, &annotations, &mut source),
                         None,
                     )
                 };
-                let merged = merged?;
+                let (merged, template_pod) = merged?;
                 if let (Some(reads), Overlays::Render { kept: Some(kept), .. }) = (reads, source) {
                     let kept: Vec<render_cache::Kept> =
                         kept.into_iter().map(render_cache::Kept::new).collect();
                     self.render_cache
                         .insert(fixed, &prepared.stripped, reads, kept.into());
                 }
-                merged
+                (merged, template_pod, Some(pod), prepared.proxy_config.clone())
             }
         };
-        let proxy_config = prepared.proxy_config;
 
         // Unless the user's containers override the template's, the pod is still normalized here,
-        // and the last round trip need only walk where post-processing writes.
-        let normalized = !overrides::may_write(&pod, &template_pod);
-        let mut merged = overrides::reapply(merged, &pod, &template_pod, &proxy_config)
-            .map_err(|e| InjectError(format!("failed to re apply container: {e}")))?;
+        // and the last round trip need only walk where post-processing writes. A pod merged in
+        // place has none that do (that is when it may be), and nothing saved to re-apply.
+        let (mut merged, normalized) = match &original {
+            None => (merged, true),
+            Some(pod) => {
+                let normalized = !overrides::may_write(pod, &template_pod);
+                let merged = overrides::reapply(merged, pod, &template_pod, &proxy_config)
+                    .map_err(|e| InjectError(format!("failed to re apply container: {e}")))?;
+                (merged, normalized)
+            }
+        };
 
         self.post_process(&mut merged, &template_pod, &proxy_envs, &proxy_config, normalized)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
@@ -362,16 +391,18 @@ impl Injector {
     }
 
     /// Renders (or takes from the cache) each selected template and merges it into the template
-    /// pod and into the pod: (the merged pod, the template pod).
+    /// pod and into `merged` (the pod): (the merged pod, the template pod, shared with the kept
+    /// render when it is that render's names).
     fn merge_templates(
         &self,
         selected: &[String],
-        pod: &Value,
+        mut merged: Value,
         annotations: &BTreeMap<String, String>,
         source: &mut Overlays<'_>,
-    ) -> Result<(Value, Value), InjectError> {
+    ) -> Result<(Value, Arc<Value>), InjectError> {
         let mut template_pod = empty_pod();
-        let mut merged = pod.clone();
+        // A single template's names, read from its overlay, stand for the whole template pod.
+        let mut named = None;
         let single_template = selected.len() == 1;
         let cached = source.cached();
         let mut index = 0;
@@ -384,7 +415,10 @@ impl Injector {
                 None => Overlay::Rendered(source.overlay(index, template)?),
             };
             let names = single_template
-                .then(|| template_pod::names_only(overlay.value()))
+                .then(|| match &overlay {
+                    Overlay::Kept(kept) => kept.names(template_pod::names_only),
+                    Overlay::Rendered(rendered) => template_pod::names_only(rendered).map(Arc::new),
+                })
                 .flatten();
             if names.is_none() {
                 template_pod = merge(std::mem::take(&mut template_pod), overlay.value().clone())?;
@@ -428,11 +462,11 @@ impl Injector {
                         "the template pod's names read from the overlay differ from the merge's"
                     );
                 }
-                template_pod = names;
+                named = Some(names);
             }
             index += 1;
         }
-        Ok((merged, template_pod))
+        Ok((merged, named.unwrap_or_else(|| Arc::new(template_pod))))
     }
 
     /// Whether the "native sidecar" adjustment applies to this template output: native on (the

@@ -64,6 +64,9 @@ pub struct Kept {
     /// What merging the overlay alone into an empty pod gives, normalized: worked out once, on
     /// the first reuse.
     template_pod: OnceLock<Option<Value>>,
+    /// The names the template pod gets from the overlay alone
+    /// ([`super::template_pod::names_only`]): worked out once, on the first reuse.
+    names: OnceLock<Option<Arc<Value>>>,
 }
 
 impl Kept {
@@ -72,6 +75,7 @@ impl Kept {
         Kept {
             overlay,
             template_pod: OnceLock::new(),
+            names: OnceLock::new(),
         }
     }
 
@@ -79,6 +83,14 @@ impl Kept {
     /// `None` when that merge fails).
     pub fn template_pod(&self, make: impl FnOnce(&Value) -> Option<Value>) -> Option<&Value> {
         self.template_pod.get_or_init(|| make(&self.overlay)).as_ref()
+    }
+
+    /// The names of the template pod read from the overlay (`make` reads them the first time;
+    /// `None` when the overlay is not plain enough for that).
+    pub fn names(&self, make: impl FnOnce(&Value) -> Option<Value>) -> Option<Arc<Value>> {
+        self.names
+            .get_or_init(|| make(&self.overlay).map(Arc::new))
+            .clone()
     }
 }
 

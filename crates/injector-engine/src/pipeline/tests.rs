@@ -3,7 +3,11 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::{mesh::default_mesh_config, patch::apply_patch};
+use crate::{
+    mesh::default_mesh_config,
+    patch::apply_patch,
+    pod::{all_containers, name_of},
+};
 
 const SIDECAR: &str = r#"
 metadata:
@@ -629,5 +633,60 @@ fn the_render_cache_agrees_with_rendering_on_the_full_template() {
     assert!(
         cached.render_cache().len() < pods.len(),
         "some pods shared a render"
+    );
+}
+
+#[test]
+fn a_kept_render_merged_in_place_or_beside_the_users_overrides_agrees_with_rendering() {
+    // A reused render is merged into the pod itself unless something after the merge reads the
+    // pod before it: a user container named like a template's, or overrides saved earlier.
+    let (config, values, mesh) = crate::embedded_settings().expect("the embedded settings load");
+    let make = || Injector::new(config.clone(), values.clone(), mesh.clone(), Options::default()).unwrap();
+    let cached = make();
+    let uncached = make().with_render_cache(0);
+    let base = pod();
+    let mut user_proxy = base.clone();
+    user_proxy["spec"]["containers"]
+        .as_array_mut()
+        .expect("containers")
+        .push(json!({"name": "istio-proxy", "image": "auto",
+                     "resources": {"limits": {"cpu": "2"}},
+                     "securityContext": {"runAsUser": 1234}}));
+    let saved = with(
+        &base,
+        "/metadata/annotations",
+        json!({"proxy.istio.io/overrides":
+               "{\"containers\":[{\"name\":\"istio-proxy\",\"resources\":{\"limits\":{\"memory\":\"1Gi\"}}}]}"}),
+    );
+    for (name, pod) in [
+        ("plain", &base),
+        ("user istio-proxy", &user_proxy),
+        ("saved overrides", &saved),
+    ] {
+        let request = Request {
+            pod: Some(pod),
+            ..Request::default()
+        };
+        let fresh = injected(uncached.inject(&request).expect("injects"));
+        for round in ["first", "reused"] {
+            let kept = injected(cached.inject(&request).expect("injects"));
+            assert_eq!(kept, fresh, "{name}, {round} render");
+        }
+        let proxy = all_containers(&fresh.0)
+            .find(|c| name_of(c) == "istio-proxy")
+            .expect("the sidecar");
+        let (limit, expected) = match name {
+            "user istio-proxy" => ("cpu", "2"),
+            "saved overrides" => ("memory", "1Gi"),
+            _ => continue,
+        };
+        assert_eq!(
+            proxy["resources"]["limits"][limit], expected,
+            "{name}: the user's settings win"
+        );
+    }
+    assert!(
+        cached.render_cache().len() <= 3,
+        "each pod's second injection reused its render"
     );
 }
