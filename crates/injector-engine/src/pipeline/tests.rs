@@ -584,13 +584,17 @@ fn a_template_reading_the_clock_is_rendered_every_time() {
     assert!(clock.render_cache().is_empty());
 }
 
+/// Two injectors on the project's embedded settings: one with the render cache, one without.
+fn embedded_with_and_without_render_cache() -> (Injector, Injector) {
+    let (config, values, mesh) = crate::embedded_settings().expect("the embedded settings load");
+    let make = || Injector::new(config.clone(), values.clone(), mesh.clone(), Options::default()).unwrap();
+    (make(), make().with_render_cache(0))
+}
+
 #[test]
 fn the_render_cache_agrees_with_rendering_on_the_full_template() {
     // The project's own sidecar template reads labels, annotations, containers and more.
-    let (config, values, mesh) = crate::embedded_settings().expect("the embedded settings load");
-    let make = || Injector::new(config.clone(), values.clone(), mesh.clone(), Options::default()).unwrap();
-    let cached = make();
-    let uncached = make().with_render_cache(0);
+    let (cached, uncached) = embedded_with_and_without_render_cache();
     let base = pod();
     let pods = [
         base.clone(),
@@ -640,10 +644,7 @@ fn the_render_cache_agrees_with_rendering_on_the_full_template() {
 fn a_kept_render_merged_in_place_or_beside_the_users_overrides_agrees_with_rendering() {
     // A reused render is merged into the pod itself unless something after the merge reads the
     // pod before it: a user container named like a template's, or overrides saved earlier.
-    let (config, values, mesh) = crate::embedded_settings().expect("the embedded settings load");
-    let make = || Injector::new(config.clone(), values.clone(), mesh.clone(), Options::default()).unwrap();
-    let cached = make();
-    let uncached = make().with_render_cache(0);
+    let (cached, uncached) = embedded_with_and_without_render_cache();
     let base = pod();
     let mut user_proxy = base.clone();
     user_proxy["spec"]["containers"]
