@@ -34,7 +34,7 @@ use crate::{
     mesh::{PROXY_CONFIG_ANNOTATION, validate_proxy_config},
     normalize::{normalize, normalize_preserving_guided, normalize_preserving_owned, to_go_json},
     owner::Owner,
-    patch::create_patch_over_round_trip,
+    patch::{KnownText, create_patch_over_round_trip_known},
     pod::{ContainerList, PROXY_CONTAINER, annotations_mut, containers, containers_mut, labels_mut, name_of},
     probes::apply_rewrite,
     prometheus::{apply_prometheus_merge, apply_secure_port_annotation},
@@ -243,19 +243,32 @@ impl Injector {
         // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
         let mut original = without_managed_fields(received);
         default_namespace(&mut original, request.namespace);
-        let pod = self.inject_owned_pod(original, request)?;
-        let patch = create_patch_over_round_trip("v1/Pod", received, &pod, &[MANAGED_FIELDS_POINTER])
-            .map_err(|e| InjectError(e.to_string()))?;
+        let (pod, reused) = self.inject_owned_pod(original, request)?;
+        // A reused render's containers and volumes have the same text in every pod they go to.
+        let known: Vec<KnownText<'_>> = reused
+            .iter()
+            .flat_map(|overlays| overlays.iter())
+            .flat_map(render_cache::Kept::known_texts)
+            .collect();
+        let patch =
+            create_patch_over_round_trip_known("v1/Pod", received, &pod, &[MANAGED_FIELDS_POINTER], &known)
+                .map_err(|e| InjectError(e.to_string()))?;
         Ok(Outcome::Injected { pod, patch, decision })
     }
 
     /// Istio's `injectPod`: the injected pod, without deciding.
     pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
         self.inject_owned_pod(original.clone(), request)
+            .map(|(pod, _)| pod)
     }
 
-    /// [`Self::inject_pod`] of a pod the caller hands over.
-    fn inject_owned_pod(&self, original: Value, request: &Request<'_>) -> Result<Value, InjectError> {
+    /// [`Self::inject_pod`] of a pod the caller hands over, with the kept renders it reused (if
+    /// it did).
+    fn inject_owned_pod(
+        &self,
+        original: Value,
+        request: &Request<'_>,
+    ) -> Result<(Value, Option<render_cache::Overlays>), InjectError> {
         let mut pod = normalize_preserving_owned("v1/Pod", original)
             .map_err(|e| InjectError(format!("failed to decode pod: {e}")))?;
         if self.options.openshift {
@@ -318,6 +331,7 @@ impl Injector {
         let cached = cacheable
             .then(|| self.render_cache.get(&fixed, &prepared.stripped))
             .flatten();
+        let reused = cached.clone();
         // `original` is the pod before the merge, when something after the merge still reads it.
         let (merged, template_pod, original, proxy_config) = match cached {
             Some(overlays) => {
@@ -387,7 +401,7 @@ impl Injector {
 
         self.post_process(&mut merged, &template_pod, &proxy_envs, &proxy_config, normalized)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
-        Ok(merged)
+        Ok((merged, reused))
     }
 
     /// Renders (or takes from the cache) each selected template and merges it into the template

@@ -31,7 +31,7 @@ pub fn create_patch_keeping(
     injected: &Value,
     kept: &[&str],
 ) -> Result<Vec<u8>, PatchError> {
-    write_patch(original, injected, kept, None)
+    write_patch(original, injected, kept, None, &[])
 }
 
 /// [`create_patch_keeping`] for an `original` as the API server sent it, whose Go round trip
@@ -46,7 +46,32 @@ pub fn create_patch_over_round_trip(
     injected: &Value,
     kept: &[&str],
 ) -> Result<Vec<u8>, PatchError> {
-    write_patch(original, injected, kept, Some(root))
+    write_patch(original, injected, kept, Some(root), &[])
+}
+
+/// [`create_patch_over_round_trip`], where an added value (or an item of an added list) that is
+/// one of the `known` values, member for member in the same order, is copied from the JSON text
+/// given with it instead of written again. The sidecar's containers and volumes of a reused
+/// render are most of a patch, and their text is the same for every pod that gets them.
+pub fn create_patch_over_round_trip_known(
+    root: &str,
+    original: &Value,
+    injected: &Value,
+    kept: &[&str],
+    known: &[KnownText<'_>],
+) -> Result<Vec<u8>, PatchError> {
+    write_patch(original, injected, kept, Some(root), known)
+}
+
+/// A value and its compact JSON text (as [`compact_json`] writes it).
+pub type KnownText<'a> = (&'a Value, &'a [u8]);
+
+/// The compact JSON text of `value`, byte for byte what the patch writes for it.
+pub fn compact_json(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Into memory, strings and numbers cannot fail to be written.
+    let _ = json_text::write_value(&mut out, value);
+    out
 }
 
 fn write_patch(
@@ -54,13 +79,16 @@ fn write_patch(
     injected: &Value,
     kept: &[&str],
     round_trip_root: Option<&str>,
+    known: &[KnownText<'_>],
 ) -> Result<Vec<u8>, PatchError> {
+    let known_len: usize = known.iter().map(|(_, text)| text.len()).sum();
     let mut writer = PatchWriter {
-        out: Vec::with_capacity(1024),
+        out: Vec::with_capacity(1024 + known_len),
         path: String::new(),
         first: true,
         kept,
         round_trip_root,
+        known,
     };
     writer.out.push(b'[');
     writer.diff(original, injected)?;
@@ -77,6 +105,8 @@ struct PatchWriter<'k> {
     /// The Go type `original` was round-tripped through, when differences the round trip alone
     /// makes are to be left out.
     round_trip_root: Option<&'k str>,
+    /// Values whose text is known already ([`create_patch_over_round_trip_known`]).
+    known: &'k [KnownText<'k>],
 }
 
 impl PatchWriter<'_> {
@@ -220,6 +250,7 @@ impl PatchWriter<'_> {
             self.out.push(b',');
         }
         self.first = false;
+        let known = self.known;
         let write = |out: &mut Vec<u8>, path: &str| -> serde_json::Result<()> {
             out.extend_from_slice(br#"{"op":""#);
             out.extend_from_slice(op.as_bytes());
@@ -227,12 +258,49 @@ impl PatchWriter<'_> {
             json_text::write_str(out, path)?;
             if let Some(value) = value {
                 out.extend_from_slice(br#","value":"#);
-                json_text::write_value(out, value)?;
+                write_value_known(out, value, known)?;
             }
             out.push(b'}');
             Ok(())
         };
         write(&mut self.out, &self.path).map_err(|e| PatchError(e.to_string()))
+    }
+}
+
+/// Writes `value`, copying the text of a known value when `value` or an item of it (when it is a
+/// list) is one.
+fn write_value_known(out: &mut Vec<u8>, value: &Value, known: &[KnownText<'_>]) -> serde_json::Result<()> {
+    if known.is_empty() {
+        return json_text::write_value(out, value);
+    }
+    match value {
+        Value::Array(items) => {
+            out.push(b'[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_object_known(out, item, known)?;
+            }
+            out.push(b']');
+            Ok(())
+        }
+        value => write_object_known(out, value, known),
+    }
+}
+
+/// Writes `value`, as the text of the known value it is, if any.
+fn write_object_known(out: &mut Vec<u8>, value: &Value, known: &[KnownText<'_>]) -> serde_json::Result<()> {
+    let text = value
+        .is_object()
+        .then(|| known.iter().find(|(candidate, _)| same(candidate, value)))
+        .flatten();
+    match text {
+        Some((_, text)) => {
+            out.extend_from_slice(text);
+            Ok(())
+        }
+        None => json_text::write_value(out, value),
     }
 }
 
@@ -341,6 +409,53 @@ mod tests {
     fn non_object_roots_are_replaced() {
         let patch = create_patch(&json!([1]), &json!("x")).expect("creates");
         assert_eq!(patch, br#"[{"op":"replace","path":"","value":"x"}]"#);
+    }
+
+    #[test]
+    fn an_added_value_that_is_known_is_copied_from_its_text_and_any_other_is_written() {
+        let received = json!({"spec": {"containers": [{"name": "app"}]}});
+        let proxy = json!({"name": "istio-proxy", "args": ["proxy", "sidecar"]});
+        let volume = json!({"name": "istio-envoy", "emptyDir": {}});
+        let injected = json!({"spec": {
+            "containers": [{"name": "app"}, proxy],
+            "initContainers": [{"name": "istio-init"}, proxy],
+            "volumes": [volume, {"name": "istio-envoy", "emptyDir": {"medium": "Memory"}}],
+        }});
+        let plain = create_patch_over_round_trip("v1/Pod", &received, &injected, &[]).expect("creates");
+        let proxy_text = compact_json(&proxy);
+        let volume_text = compact_json(&volume);
+        let known = [(&proxy, proxy_text.as_slice()), (&volume, volume_text.as_slice())];
+        let copied =
+            create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known).expect("creates");
+        assert_eq!(
+            String::from_utf8(copied).unwrap(),
+            String::from_utf8(plain).unwrap()
+        );
+
+        // The text is what gets copied (a marker shows it), only for values equal to the known one
+        // member for member: the changed volume and the reordered proxy are written.
+        let reordered = json!({"args": ["proxy", "sidecar"], "name": "istio-proxy"});
+        let injected = json!({"spec": {
+            "containers": [{"name": "app"}, proxy],
+            "initContainers": [reordered],
+            "volumes": [volume, {"name": "istio-envoy", "emptyDir": {"medium": "Memory"}}],
+        }});
+        let known = [
+            (&proxy, b"\"PROXY\"".as_slice()),
+            (&volume, b"\"VOLUME\"".as_slice()),
+        ];
+        let text = String::from_utf8(
+            create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known).expect("creates"),
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            concat!(
+                r#"[{"op":"add","path":"/spec/containers/1","value":"PROXY"},"#,
+                r#"{"op":"add","path":"/spec/initContainers","value":[{"args":["proxy","sidecar"],"name":"istio-proxy"}]},"#,
+                r#"{"op":"add","path":"/spec/volumes","value":["VOLUME",{"name":"istio-envoy","emptyDir":{"medium":"Memory"}}]}]"#
+            )
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
+use crate::member::Members;
 use crate::render::objects::reads::{Read, Seen};
 
 /// The most entries kept for one [`Fixed`] key; the oldest goes first.
@@ -67,6 +68,9 @@ pub struct Kept {
     /// The names the template pod gets from the overlay alone
     /// ([`super::template_pod::names_only`]): worked out once, on the first reuse.
     names: OnceLock<Option<Arc<Value>>>,
+    /// The compact JSON of each of [`Self::fresh_items`]: worked out once, on the first reuse
+    /// after the template pod.
+    texts: OnceLock<Vec<Vec<u8>>>,
 }
 
 impl Kept {
@@ -76,6 +80,7 @@ impl Kept {
             overlay,
             template_pod: OnceLock::new(),
             names: OnceLock::new(),
+            texts: OnceLock::new(),
         }
     }
 
@@ -92,6 +97,37 @@ impl Kept {
             .get_or_init(|| make(&self.overlay).map(Arc::new))
             .clone()
     }
+
+    /// The items of the template pod's lists (containers, volumes, ...) with their compact JSON,
+    /// for the patch to copy when a pod gets one of them unchanged
+    /// ([`crate::patch::create_patch_over_round_trip_known`]). Empty until the template pod has
+    /// been worked out.
+    pub fn known_texts(&self) -> Vec<crate::patch::KnownText<'_>> {
+        let Some(Some(template_pod)) = self.template_pod.get() else {
+            return Vec::new();
+        };
+        let texts = self.texts.get_or_init(|| {
+            fresh_items(template_pod)
+                .map(crate::patch::compact_json)
+                .collect()
+        });
+        fresh_items(template_pod)
+            .zip(texts)
+            .map(|(item, text)| (item, text.as_slice()))
+            .collect()
+    }
+}
+
+/// The objects in the lists of a template pod's `spec`, in order.
+fn fresh_items(template_pod: &Value) -> impl Iterator<Item = &Value> {
+    template_pod
+        .member("spec")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|spec| spec.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter(|item| item.is_object())
 }
 
 impl PartialEq for Kept {
@@ -265,6 +301,36 @@ mod tests {
 
     fn overlays(text: &str) -> Overlays {
         Arc::from(vec![Kept::new(Value::String(text.to_owned()))])
+    }
+
+    #[test]
+    fn the_known_texts_are_the_template_pods_list_items_once_it_is_worked_out() {
+        let kept = Kept::new(serde_json::json!({"spec": {"containers": [{"name": "istio-proxy"}]}}));
+        assert!(kept.known_texts().is_empty(), "no template pod yet");
+        let template_pod = serde_json::json!({"metadata": {"labels": {"a": "b"}}, "spec": {
+            "containers": [{"name": "istio-proxy", "args": ["proxy"]}],
+            "dnsPolicy": "ClusterFirst",
+            "volumes": [{"name": "istio-envoy", "emptyDir": {}}, "not an object"],
+        }});
+        kept.template_pod(|_| Some(template_pod.clone()));
+        let known: Vec<(Value, String)> = kept
+            .known_texts()
+            .into_iter()
+            .map(|(item, text)| (item.clone(), String::from_utf8(text.to_vec()).unwrap()))
+            .collect();
+        assert_eq!(
+            known,
+            [
+                (
+                    template_pod["spec"]["containers"][0].clone(),
+                    r#"{"name":"istio-proxy","args":["proxy"]}"#.to_owned()
+                ),
+                (
+                    template_pod["spec"]["volumes"][0].clone(),
+                    r#"{"name":"istio-envoy","emptyDir":{}}"#.to_owned()
+                ),
+            ]
+        );
     }
 
     #[test]
