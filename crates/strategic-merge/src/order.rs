@@ -208,15 +208,34 @@ fn normalize_slice_order(
     } else {
         (to_sort, Vec::new())
     };
-    let mut less = |x: &Value, y: &Value| -> Result<bool, MergeError> {
-        if let Some(ix) = index(order, x, key, kind)?
-            && let Some(iy) = index(order, y, key, kind)?
-        {
-            return Ok(ix < iy);
+    // Each item's position in `order` is looked up once instead of at every comparison. When a
+    // lookup fails (Go panics comparing some values), the sort looks them up as Go does, so the
+    // same comparison fails first.
+    let positions: Result<Vec<Option<usize>>, MergeError> =
+        items.iter().map(|item| index(order, item, key, kind)).collect();
+    match positions {
+        Ok(positions) => {
+            let mut placed: Vec<(Option<usize>, Value)> = positions.into_iter().zip(items).collect();
+            go_stable_sort(&mut placed, &mut |(x, _), (y, _)| {
+                Ok(match (x, y) {
+                    (Some(x), Some(y)) => x < y,
+                    _ => true,
+                })
+            })?;
+            items = placed.into_iter().map(|(_, item)| item).collect();
         }
-        Ok(true)
-    };
-    go_stable_sort(&mut items, &mut less)?;
+        Err(_) => {
+            let mut less = |x: &Value, y: &Value| -> Result<bool, MergeError> {
+                if let Some(ix) = index(order, x, key, kind)?
+                    && let Some(iy) = index(order, y, key, kind)?
+                {
+                    return Ok(ix < iy);
+                }
+                Ok(true)
+            };
+            go_stable_sort(&mut items, &mut less)?;
+        }
+    }
     items.extend(deletes);
     Ok(items)
 }
