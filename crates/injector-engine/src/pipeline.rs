@@ -399,7 +399,14 @@ impl Injector {
             }
         };
 
-        self.post_process(&mut merged, &template_pod, &proxy_envs, &proxy_config, normalized)
+        let status = |template_pod: &Value| injection_status(template_pod, &self.options.revision);
+        // A reused render's status annotation is the same for every pod that gets its names.
+        let status = match reused.as_deref() {
+            Some([kept]) => kept.status_of(&template_pod, status),
+            _ => None,
+        }
+        .unwrap_or_else(|| status(&template_pod));
+        self.post_process(&mut merged, status, &proxy_envs, &proxy_config, normalized)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
         Ok((merged, reused))
     }
@@ -500,11 +507,11 @@ impl Injector {
                 .any(|c| name_of(c) == PROXY_CONTAINER)
     }
 
-    /// Istio's `postProcessPod`.
+    /// Istio's `postProcessPod`, with the status annotation of the template pod.
     fn post_process(
         &self,
         pod: &mut Value,
-        template_pod: &Value,
+        status: String,
         proxy_envs: &BTreeMap<String, String>,
         proxy_config: &Value,
         normalized: bool,
@@ -525,7 +532,6 @@ impl Injector {
         if let Some(network) = proxy_envs.get(crate::cluster::NETWORK_ENV) {
             labels_mut(pod).insert(crate::cluster::NETWORK_LABEL.to_owned(), network.clone().into());
         }
-        let status = injection_status(template_pod, &self.options.revision);
         annotations_mut(pod).insert(STATUS_ANNOTATION.to_owned(), status.into());
         if !self.options.kube_inject {
             for (key, value) in &self.config.injected_annotations {

@@ -71,6 +71,8 @@ pub struct Kept {
     /// The compact JSON of each of [`Self::fresh_items`]: worked out once, on the first reuse
     /// after the template pod.
     texts: OnceLock<Vec<Vec<u8>>>,
+    /// The status annotation of the template pod that [`Self::names`] stands for: worked out once.
+    status: OnceLock<String>,
 }
 
 impl Kept {
@@ -81,6 +83,7 @@ impl Kept {
             template_pod: OnceLock::new(),
             names: OnceLock::new(),
             texts: OnceLock::new(),
+            status: OnceLock::new(),
         }
     }
 
@@ -96,6 +99,18 @@ impl Kept {
         self.names
             .get_or_init(|| make(&self.overlay).map(Arc::new))
             .clone()
+    }
+
+    /// The status annotation of `template_pod` when it is this render's [`Self::names`] (the same
+    /// `Arc`): `make` works it out the first time. The injector's revision, which it also reads,
+    /// is the same for every pod of the cache.
+    pub fn status_of(
+        &self,
+        template_pod: &Arc<Value>,
+        make: impl FnOnce(&Value) -> String,
+    ) -> Option<String> {
+        let names = self.names.get()?.as_ref()?;
+        Arc::ptr_eq(names, template_pod).then(|| self.status.get_or_init(|| make(names)).clone())
     }
 
     /// The items of the template pod's lists (containers, volumes, ...) with their compact JSON,
@@ -301,6 +316,27 @@ mod tests {
 
     fn overlays(text: &str) -> Overlays {
         Arc::from(vec![Kept::new(Value::String(text.to_owned()))])
+    }
+
+    #[test]
+    fn the_status_is_worked_out_once_and_only_for_the_renders_own_names() {
+        let kept = Kept::new(serde_json::json!({"spec": {"containers": [{"name": "istio-proxy"}]}}));
+        let other = Arc::new(serde_json::json!({"spec": {}}));
+        assert_eq!(kept.status_of(&other, |_| unreachable!()), None, "no names yet");
+        let names = kept.names(|overlay| Some(overlay.clone())).expect("names");
+        let mut made = 0;
+        for _ in 0..3 {
+            let status = kept.status_of(&names, |pod| {
+                made += 1;
+                pod["spec"]["containers"][0]["name"].as_str().unwrap().to_owned()
+            });
+            assert_eq!(status.as_deref(), Some("istio-proxy"));
+        }
+        assert_eq!(made, 1);
+        // An equal template pod that is not the render's own (several templates merged) is not
+        // taken for it.
+        let copy = Arc::new(Value::clone(&names));
+        assert_eq!(kept.status_of(&copy, |_| unreachable!()), None);
     }
 
     #[test]
