@@ -349,7 +349,10 @@ fn encode_patched(version: ReviewVersion, uid: &str, patch: &[u8]) -> Vec<u8> {
     let Ok(uid) = serde_json::to_string(uid) else {
         return SERIALIZATION_FAILED.to_vec();
     };
-    let mut out = String::with_capacity(128 + uid.len() + patch.len().div_ceil(3) * 4);
+    // The fixed text around the uid and the patch, with room to spare: running out at the last
+    // push would copy the whole response once more.
+    const FRAME: usize = 256;
+    let mut out = String::with_capacity(FRAME + uid.len() + patch.len().div_ceil(3) * 4);
     out.push_str(r#"{"kind":""#);
     out.push_str(KIND);
     out.push_str(r#"","apiVersion":""#);
