@@ -399,13 +399,13 @@ impl Injector {
             }
         };
 
-        let status = |template_pod: &Value| injection_status(template_pod, &self.options.revision);
+        let status_of = |template_pod: &Value| injection_status(template_pod, &self.options.revision);
         // A reused render's status annotation is the same for every pod that gets its names.
         let status = match reused.as_deref() {
-            Some([kept]) => kept.status_of(&template_pod, status),
+            Some([kept]) => kept.status_of(&template_pod, status_of),
             _ => None,
         }
-        .unwrap_or_else(|| status(&template_pod));
+        .unwrap_or_else(|| status_of(&template_pod));
         self.post_process(&mut merged, status, &proxy_envs, &proxy_config, normalized)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
         Ok((merged, reused))

@@ -68,8 +68,8 @@ pub struct Kept {
     /// The names the template pod gets from the overlay alone
     /// ([`super::template_pod::names_only`]): worked out once, on the first reuse.
     names: OnceLock<Option<Arc<Value>>>,
-    /// The compact JSON of each of [`Self::fresh_items`]: worked out once, on the first reuse
-    /// after the template pod.
+    /// The compact JSON of each of the template pod's list items ([`fresh_items`]): worked out
+    /// once, on the first reuse after the template pod.
     texts: OnceLock<Vec<Vec<u8>>>,
     /// The status annotation of the template pod that [`Self::names`] stands for: worked out once.
     status: OnceLock<String>,
