@@ -8,6 +8,12 @@
 //! `poll_interval`. A change is decided by comparing file *contents* with the last attempt,
 //! which makes spurious events harmless and means a bad file is tried once, not in a loop.
 //!
+//! A change is handed over only once it has settled: two reads a debounce apart agree, and no
+//! file is empty unless it stayed empty for [`EMPTY_GRACE`]. Writing a file in place (a shell's
+//! `>`, many editors' save, `std::fs::write`) truncates it before writing, and on a loaded
+//! machine the write may come long after the truncation; without the grace the half-written
+//! file would be tried, rejected and reported as the user's edit.
+//!
 //! The watcher runs on its own thread (no async runtime needed) and stops when its
 //! [`WatchHandle`] is dropped.
 
@@ -15,7 +21,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a change may keep changing before it is taken as it is.
+const SETTLE_LIMIT: Duration = Duration::from_secs(3);
+
+/// How long an empty file is given to be written before it is taken as empty.
+const EMPTY_GRACE: Duration = Duration::from_secs(1);
 
 /// How files are watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +108,13 @@ pub(crate) fn spawn(
                 if thread_stop.load(Ordering::SeqCst) {
                     return;
                 }
-                let now = read_all(&paths);
+                if read_all(&paths) == last {
+                    continue;
+                }
+                let now = settled_read(&paths, options.debounce, &rx);
+                if thread_stop.load(Ordering::SeqCst) {
+                    return;
+                }
                 if now != last {
                     last = now.clone();
                     if !on_change(now) {
@@ -113,6 +131,33 @@ pub(crate) fn spawn(
         _watcher: watcher,
         wake: tx,
     }
+}
+
+/// Reads the files once they have stopped changing: two reads `pause` apart agree and no file
+/// is empty, or an empty file stayed empty for [`EMPTY_GRACE`], or [`SETTLE_LIMIT`] passed.
+/// Notifications that arrive meanwhile are drained: the reads themselves tell whether writing
+/// goes on.
+fn settled_read(paths: &[PathBuf], pause: Duration, events: &mpsc::Receiver<()>) -> Contents {
+    let start = Instant::now();
+    let mut read = read_all(paths);
+    loop {
+        std::thread::sleep(pause);
+        while events.try_recv().is_ok() {}
+        let again = read_all(paths);
+        let stable = again == read;
+        read = again;
+        let waited = start.elapsed();
+        if waited >= SETTLE_LIMIT || (stable && (!has_empty_file(&read) || waited >= EMPTY_GRACE)) {
+            return read;
+        }
+    }
+}
+
+/// Whether some file was read and found empty (possibly truncated and not yet written).
+fn has_empty_file(contents: &Contents) -> bool {
+    contents
+        .as_ref()
+        .is_ok_and(|files| files.iter().any(Vec::is_empty))
 }
 
 fn watch_dirs(
@@ -154,7 +199,6 @@ fn watch_dirs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     fn atomic_write(path: &std::path::Path, contents: &str) {
         let tmp = path.with_extension("tmp");
@@ -189,5 +233,55 @@ mod tests {
         // After drop the thread exits; at most one racing callback.
         let _ = rx.recv_timeout(Duration::from_millis(500));
         assert!(start.elapsed() < Duration::from_secs(2));
+    }
+
+    /// A file written in place is truncated first; a write that comes long after the truncation
+    /// (a loaded machine) is still seen as one change, never as an empty file.
+    #[test]
+    fn a_file_truncated_then_written_late_is_handed_over_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, "one").expect("write");
+        let paths = vec![path.clone()];
+        let (tx, rx) = mpsc::channel();
+        let options = WatchOptions {
+            poll_interval: Duration::from_millis(50),
+            debounce: Duration::from_millis(20),
+        };
+        let _handle = spawn("test", paths.clone(), options, read_all(&paths), move |c| {
+            let _ = tx.send(c);
+            true
+        });
+        let file = std::fs::File::create(&path).expect("truncate");
+        std::thread::sleep(Duration::from_millis(400));
+        std::io::Write::write_all(&mut &file, b"two").expect("write");
+        drop(file);
+        let got = rx.recv_timeout(Duration::from_secs(5)).expect("change seen");
+        assert_eq!(got, Ok(vec![b"two".to_vec()]));
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+    }
+
+    /// A file that is emptied on purpose is handed over as empty once the grace has passed, so
+    /// the loader can reject it by name.
+    #[test]
+    fn a_file_left_empty_is_handed_over_after_the_grace() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, "one").expect("write");
+        let paths = vec![path.clone()];
+        let (tx, rx) = mpsc::channel();
+        let options = WatchOptions {
+            poll_interval: Duration::from_millis(50),
+            debounce: Duration::from_millis(20),
+        };
+        let _handle = spawn("test", paths.clone(), options, read_all(&paths), move |c| {
+            let _ = tx.send(c);
+            true
+        });
+        let start = Instant::now();
+        std::fs::write(&path, "").expect("empty");
+        let got = rx.recv_timeout(Duration::from_secs(5)).expect("change seen");
+        assert_eq!(got, Ok(vec![Vec::new()]));
+        assert!(start.elapsed() >= EMPTY_GRACE);
     }
 }
