@@ -18,6 +18,8 @@
 #   5. admissionReviewVersions [v1beta1] and [v1] both inject; server-side dry-run returns the
 #      injected pod without storing it
 #   6. an invalid annotation value is refused with a clear "admission webhook ... denied" error
+#   7. a Deployment's replicas, whose token volumes ServiceAccount admission names apart, are
+#      answered from serve's outcome cache after the first, each with its own volume
 #
 # Only one MutatingWebhookConfiguration (sidecar-injector-e2e) exists at any time; every change
 # is an update of that one object and gives its webhook a new name (gen<N>.…) so that the
@@ -410,6 +412,61 @@ error_check "pod with $BAD: \"bad\" refused: admission webhook \"$WEBHOOK\" deni
   create e2e-enabled bad-annotation "$BAD=bad"
 check "the refused pod was not stored" no_pod e2e-enabled bad-annotation
 check "the same pod without that annotation is injected" expect_pod init create e2e-enabled good-annotation
+scenario_end
+
+# ---------------------------------------------------------------------------- 7. outcome cache
+scenario "7 (a Deployment's replicas, each with a token volume of its own name, answered from the outcome cache)"
+REPLICAS=6
+cache_hits() {
+  curl -sS --max-time 5 "http://127.0.0.1:${SERVE_MON[A]}/metrics" 2>/dev/null \
+    | awk '/^sidecar_injection_cache_hits_total /{n = $2} END {print n + 0}' || echo 0
+}
+HITS_BEFORE=$(cache_hits)
+replicas_deployment() {
+  K -n e2e-enabled create -f - <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: replicas
+spec:
+  replicas: $REPLICAS
+  selector: {matchLabels: {app: replicas}}
+  template:
+    metadata:
+      labels: {app: replicas}
+    spec:
+      containers:
+      - name: app
+        image: registry.invalid/pause:1
+EOF
+}
+# every replica is created, injected, and mounts the token volume of its own name (a patch
+# answered from the cache with another pod's name would leave a mount without its volume, which
+# the API server refuses)
+replicas_own_their_volume() {
+  K -n e2e-enabled get pods -l app=replicas -o json | python3 -c '
+import json, sys
+pods = json.load(sys.stdin)["items"]
+names = []
+for pod in pods:
+    spec = pod["spec"]
+    tokens = [v["name"] for v in spec.get("volumes", []) if v["name"].startswith("kube-api-access-")]
+    app = [c for c in spec["containers"] if c["name"] == "app"][0]
+    mounts = [m["name"] for m in app.get("volumeMounts", []) if m["name"].startswith("kube-api-access-")]
+    proxy = [c["name"] for c in spec.get("initContainers", []) + spec["containers"] if c["name"] == "istio-proxy"]
+    if len(tokens) != 1 or mounts != tokens or not proxy:
+        sys.exit("%s: token volumes %s, app mounts %s, istio-proxy %s" % (pod["metadata"]["name"], tokens, mounts, proxy))
+    names.append(tokens[0])
+if len(set(names)) != int(sys.argv[1]):
+    sys.exit("%d pods, token volumes %s" % (len(pods), names))
+' "$REPLICAS"
+}
+check "create Deployment replicas ($REPLICAS replicas; ServiceAccount admission mounts each its own token volume)" replicas_deployment
+check "all $REPLICAS replicas created and injected, each mounting its own kube-api-access-* volume" \
+  poll "$WAIT" replicas_own_their_volume
+HITS=$(( $(cache_hits) - HITS_BEFORE ))
+check "serve A answered $HITS of the $REPLICAS replicas from its outcome cache (at least $((REPLICAS - 2)) expected)" \
+  test "$HITS" -ge $((REPLICAS - 2))
 scenario_end
 
 check "serve A and B still running" bash -c "kill -0 ${SERVE_PID[A]:-none} && kill -0 ${SERVE_PID[B]:-none}"

@@ -140,7 +140,25 @@ pub enum Outcome {
         patch: Vec<u8>,
         /// Why it was injected.
         decision: Decision,
+        /// The templates never saw the name of the pod's ServiceAccount token volume
+        /// (`kube-api-access-` and five random characters; nothing they read of the pod, nor
+        /// anything they gave, holds [`render_cache::TOKEN_VOLUME_PREFIX`]). Every other stage
+        /// only copies a volume's name or compares it for equality with another, so the same pod
+        /// with another name for that volume gets this patch with that name in its place: the
+        /// webhook's outcome cache serves the pods of one Deployment, whose token volumes are
+        /// named apart, from one entry. `false` when unknown (the render cache is off, or a
+        /// template is not deterministic).
+        blind_to_token_volume: bool,
     },
+}
+
+/// A pod injected by [`Injector::inject_owned_pod`].
+struct InjectedPod {
+    pod: Value,
+    /// The kept renders it reused, if it did.
+    reused: Option<render_cache::Overlays>,
+    /// See [`Outcome::Injected::blind_to_token_volume`].
+    blind_to_token_volume: bool,
 }
 
 /// One admission: the pod and what the request says about it.
@@ -243,7 +261,11 @@ impl Injector {
         // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
         let mut original = without_managed_fields(received);
         default_namespace(&mut original, request.namespace);
-        let (pod, reused) = self.inject_owned_pod(original, request)?;
+        let InjectedPod {
+            pod,
+            reused,
+            blind_to_token_volume,
+        } = self.inject_owned_pod(original, request)?;
         // A reused render's containers and volumes have the same text in every pod they go to.
         let known: Vec<KnownText<'_>> = reused
             .iter()
@@ -253,22 +275,23 @@ impl Injector {
         let patch =
             create_patch_over_round_trip_known("v1/Pod", received, &pod, &[MANAGED_FIELDS_POINTER], &known)
                 .map_err(|e| InjectError(e.to_string()))?;
-        Ok(Outcome::Injected { pod, patch, decision })
+        Ok(Outcome::Injected {
+            pod,
+            patch,
+            decision,
+            blind_to_token_volume,
+        })
     }
 
     /// Istio's `injectPod`: the injected pod, without deciding.
     pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
         self.inject_owned_pod(original.clone(), request)
-            .map(|(pod, _)| pod)
+            .map(|injected| injected.pod)
     }
 
     /// [`Self::inject_pod`] of a pod the caller hands over, with the kept renders it reused (if
-    /// it did).
-    fn inject_owned_pod(
-        &self,
-        original: Value,
-        request: &Request<'_>,
-    ) -> Result<(Value, Option<render_cache::Overlays>), InjectError> {
+    /// it did) and whether its renders were blind to the token volume's name.
+    fn inject_owned_pod(&self, original: Value, request: &Request<'_>) -> Result<InjectedPod, InjectError> {
         let mut pod = normalize_preserving_owned("v1/Pod", original)
             .map_err(|e| InjectError(format!("failed to decode pod: {e}")))?;
         if self.options.openshift {
@@ -331,6 +354,10 @@ impl Injector {
         let cached = cacheable
             .then(|| self.render_cache.get(&fixed, &prepared.stripped))
             .flatten();
+        // Whether the templates never saw the token volume's name: known only from the reads
+        // the render cache records.
+        let mut blind_to_token_volume = cached.as_ref().is_some_and(|reuse| reuse.blind_to_token_volume);
+        let cached = cached.map(|reuse| reuse.overlays);
         let reused = cached.clone();
         // `original` is the pod before the merge, when something after the merge still reads it.
         let (merged, template_pod, original, proxy_config) = match cached {
@@ -379,8 +406,9 @@ impl Injector {
                 if let (Some(reads), Overlays::Render { kept: Some(kept), .. }) = (reads, source) {
                     let kept: Vec<render_cache::Kept> =
                         kept.into_iter().map(render_cache::Kept::new).collect();
-                    self.render_cache
-                        .insert(fixed, &prepared.stripped, reads, kept.into());
+                    blind_to_token_volume =
+                        self.render_cache
+                            .insert(fixed, &prepared.stripped, reads, kept.into());
                 }
                 (merged, template_pod, Some(pod), prepared.proxy_config.clone())
             }
@@ -408,7 +436,11 @@ impl Injector {
         .unwrap_or_else(|| status_of(&template_pod));
         self.post_process(&mut merged, status, &proxy_envs, &proxy_config, normalized)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
-        Ok((merged, reused))
+        Ok(InjectedPod {
+            pod: merged,
+            reused,
+            blind_to_token_volume,
+        })
     }
 
     /// Renders (or takes from the cache) each selected template and merges it into the template

@@ -726,7 +726,7 @@ impl Drop for GaugeGuard {
 /// Admission bodies up to this size have their outcome cached.
 const MAX_CACHED_BODY: usize = 256 << 10;
 
-/// Runs the engine and stores its outcome under `key` for identical admissions to come.
+/// Runs the engine and stores its outcome under `key` for the admissions to come that share it.
 fn admit_and_remember<I: Injector>(
     cache: Option<&OutcomeCache<I::Config>>,
     key: Option<CacheKey>,
@@ -734,9 +734,12 @@ fn admit_and_remember<I: Injector>(
     config: &Arc<I::Config>,
     input: &AdmissionInput,
 ) -> AdmissionOutcome {
-    let outcome = injector.admit(config, input);
+    let (outcome, any_token_name) = match key.as_ref().and_then(|key| key.token) {
+        Some(_) => injector.admit_for_any_token_name(config, input),
+        None => (injector.admit(config, input), false),
+    };
     if let (Some(cache), Some(key)) = (cache, key) {
-        cache.insert(config, key, outcome.clone());
+        cache.insert(config, key, outcome.clone(), any_token_name);
     }
     injector.observe(input, &outcome);
     outcome

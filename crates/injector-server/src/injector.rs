@@ -26,6 +26,30 @@ pub trait Injector: Send + Sync + 'static {
     /// it is a bug. The engine should honour `request.deadline` for long work.
     fn admit(&self, config: &Self::Config, request: &AdmissionInput) -> AdmissionOutcome;
 
+    /// [`Self::admit`], and whether the outcome holds for any name of the pod's ServiceAccount
+    /// token volume (`kube-api-access-` and five random characters, which ServiceAccount
+    /// admission gives every pod that mounts a token): the same pod with another name there
+    /// would get this outcome with that name in its place. When it does, the pods of one
+    /// Deployment, whose token volumes are named apart, share an outcome-cache entry. The
+    /// server asks this instead of [`Self::admit`] when the pod has such a volume. By default
+    /// the outcome is not known to (`false`), and each name keeps its own entry.
+    fn admit_for_any_token_name(
+        &self,
+        config: &Self::Config,
+        request: &AdmissionInput,
+    ) -> (AdmissionOutcome, bool) {
+        (self.admit(config, request), false)
+    }
+
+    /// Whether outcomes ignore the object's `metadata.managedFields`, as Istio's injector does
+    /// (it drops them before injecting and keeps them out of its patch). When they do, the
+    /// outcome cache leaves them out of its key: the API server stamps each entry with the
+    /// second it was written, so the pods of one scale-up differ there from second to second.
+    /// `false` by default.
+    fn ignores_managed_fields(&self) -> bool {
+        false
+    }
+
     /// Told of every admission's outcome, computed or answered from the outcome cache (cluster
     /// mode writes Events from it). Called on the admission's path: it must only hand the
     /// record on (e.g. `try_send` to a queue), never block or do I/O. Does nothing by default.

@@ -17,7 +17,8 @@
 //!   `serveInject` HTTP semantics, SPEC §b.2), `monitoring` (`/metrics`, `/healthz`,
 //!   `/readyz`), [`tls`] (hot-swapped certificate, self-signed CA), [`config_store`]
 //!   (hot-reloaded configuration that keeps the last good one), `watch` (notify + polling),
-//!   `outcome_cache` (bounded LRU of outcomes keyed by the exact request bytes).
+//!   `outcome_cache` (bounded LRU of outcomes keyed by the request's bytes, the pod's
+//!   `managedFields` and token volume name taken out).
 //!
 //! # Request flow
 //!

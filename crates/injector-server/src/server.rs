@@ -214,6 +214,7 @@ impl<I: Injector> Server<I> {
         config.register_metrics(&mut registry);
         certs.register_metrics(&mut registry);
         options.extension.register_metrics(&mut registry);
+        let cache = OutcomeCache::new(options.outcome_cache_bytes, injector.ignores_managed_fields());
         let shared = Arc::new(Shared {
             injector: Arc::new(injector),
             config,
@@ -231,7 +232,7 @@ impl<I: Injector> Server<I> {
                 inline_injector: options.inline_injector,
             },
             readiness: Readiness::with_extension(options.extension.clone()),
-            cache: OutcomeCache::new(options.outcome_cache_bytes).map(Arc::new),
+            cache: cache.map(Arc::new),
             console,
         });
         Ok(Server {

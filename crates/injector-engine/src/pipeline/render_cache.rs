@@ -154,6 +154,45 @@ impl PartialEq for Kept {
 struct Entry {
     reads: Vec<(Read, Seen)>,
     overlays: Overlays,
+    /// Neither what the renders read nor what they gave holds [`TOKEN_VOLUME_PREFIX`].
+    blind_to_token_volume: bool,
+}
+
+/// How ServiceAccount admission names the projected token volume it adds to every pod that
+/// mounts a token: this prefix and five random characters, so every pod of a Deployment has a
+/// volume (and volume mounts) of its own name.
+pub const TOKEN_VOLUME_PREFIX: &str = "kube-api-access-";
+
+/// A render the cache served, with whether it could tell one token volume name from another.
+#[derive(Debug, Clone)]
+pub struct Reuse {
+    /// The kept renders.
+    pub overlays: Overlays,
+    /// Nothing the renders read of the pod, and nothing they gave, holds
+    /// [`TOKEN_VOLUME_PREFIX`]: the templates never saw the name of the pod's token volume, nor
+    /// named a volume like it.
+    pub blind_to_token_volume: bool,
+}
+
+/// Whether a JSON value holds `needle` in a string or a key.
+fn holds(value: &Value, needle: &str) -> bool {
+    match value {
+        Value::String(text) => text.contains(needle),
+        Value::Array(items) => items.iter().any(|item| holds(item, needle)),
+        Value::Object(members) => members
+            .iter()
+            .any(|(key, value)| key.contains(needle) || holds(value, needle)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// Whether an observation (or the key it looked up) holds `needle`.
+fn seen_holds(read: &Read, seen: &Seen, needle: &str) -> bool {
+    let key = matches!(read, Read::Entry(_, key) if key.contains(needle));
+    key || match seen {
+        Seen::Whole(value) | Seen::Entry(Some(value)) => holds(value, needle),
+        Seen::Entry(None) | Seen::Member(_) | Seen::Length(_) => false,
+    }
 }
 
 impl Entry {
@@ -210,7 +249,7 @@ impl RenderCache {
     }
 
     /// The overlays of an earlier injection whose renders read, in `pod`, what they read then.
-    pub fn get(&self, fixed: &Fixed, pod: &Value) -> Option<Overlays> {
+    pub fn get(&self, fixed: &Fixed, pod: &Value) -> Option<Reuse> {
         if !self.enabled() {
             return None;
         }
@@ -221,22 +260,37 @@ impl RenderCache {
             .iter()
             .rev()
             .find(|entry| entry.matches(pod))
-            .map(|entry| entry.overlays.clone())
+            .map(|entry| Reuse {
+                overlays: entry.overlays.clone(),
+                blind_to_token_volume: entry.blind_to_token_volume,
+            })
     }
 
-    /// Keeps the overlays rendered for `pod`, which read `reads` of it.
-    pub fn insert(&self, fixed: Fixed, pod: &Value, reads: Vec<Read>, overlays: Overlays) {
-        if !self.enabled() {
-            return;
-        }
-        let reads = reads
+    /// Keeps the overlays rendered for `pod`, which read `reads` of it. Returns whether the
+    /// renders were blind to the token volume's name ([`Reuse::blind_to_token_volume`]), also
+    /// when nothing is kept.
+    pub fn insert(&self, fixed: Fixed, pod: &Value, reads: Vec<Read>, overlays: Overlays) -> bool {
+        let reads: Vec<(Read, Seen)> = reads
             .into_iter()
             .map(|read| {
                 let seen = read.observe(pod);
                 (read, seen)
             })
             .collect();
-        let entry = Entry { reads, overlays };
+        let blind_to_token_volume = !reads
+            .iter()
+            .any(|(read, seen)| seen_holds(read, seen, TOKEN_VOLUME_PREFIX))
+            && !overlays
+                .iter()
+                .any(|kept| holds(&kept.overlay, TOKEN_VOLUME_PREFIX));
+        if !self.enabled() {
+            return blind_to_token_volume;
+        }
+        let entry = Entry {
+            reads,
+            overlays,
+            blind_to_token_volume,
+        };
         let mut families = self.lock();
         if families.entries >= self.capacity {
             families.by_key.clear();
@@ -251,6 +305,7 @@ impl RenderCache {
         };
         family.push(entry);
         families.entries = families.entries + 1 - evicted;
+        blind_to_token_volume
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Families> {
@@ -376,7 +431,10 @@ mod tests {
         cache.insert(fixed("a"), &a, vec![app_label()], overlays("a"));
         let other_name = serde_json::json!({"metadata": {"name": "a-2", "labels": {"app": "a"}}});
         assert_eq!(
-            cache.get(&fixed("a"), &other_name).as_deref(),
+            cache
+                .get(&fixed("a"), &other_name)
+                .map(|reuse| reuse.overlays)
+                .as_deref(),
             Some(&overlays("a")[..])
         );
         let other_label = serde_json::json!({"metadata": {"name": "a-1", "labels": {"app": "b"}}});
@@ -385,6 +443,41 @@ mod tests {
             cache.get(&fixed("b"), &a).is_none(),
             "another owner is another key"
         );
+    }
+
+    #[test]
+    fn an_entry_is_blind_to_the_token_volume_unless_a_read_or_an_overlay_holds_its_prefix() {
+        let cache = RenderCache::new(8);
+        let pod = serde_json::json!({
+            "metadata": {"labels": {"app": "a"}, "annotations": {"kube-api-access-note": "x"}},
+            "spec": {"volumes": [{"name": "kube-api-access-7xk2p"}]}
+        });
+        let volumes = Read::Whole(Arc::from(vec![Seg::Key("spec"), Seg::Key("volumes")]));
+        let count = Read::Length(Arc::from(vec![Seg::Key("spec"), Seg::Key("volumes")]));
+        let note = Read::Entry(
+            Arc::from(vec![Seg::Key("metadata"), Seg::Key("annotations")]),
+            Arc::from("kube-api-access-note"),
+        );
+        assert!(cache.insert(
+            fixed("labels"),
+            &pod,
+            vec![app_label(), count.clone()],
+            overlays("a")
+        ));
+        assert!(!cache.insert(fixed("volumes"), &pod, vec![volumes], overlays("a")));
+        assert!(!cache.insert(fixed("key"), &pod, vec![note], overlays("a")));
+        assert!(!cache.insert(fixed("overlay"), &pod, vec![count], overlays("kube-api-access-x")));
+        let blind = |name: &str| {
+            cache
+                .get(&fixed(name), &pod)
+                .map(|reuse| reuse.blind_to_token_volume)
+        };
+        assert_eq!(blind("labels"), Some(true));
+        assert_eq!(blind("volumes"), Some(false));
+        assert_eq!(blind("key"), Some(false));
+        assert_eq!(blind("overlay"), Some(false));
+        // Told also when nothing is kept.
+        assert!(RenderCache::new(0).insert(fixed("a"), &pod, vec![app_label()], overlays("a")));
     }
 
     #[test]

@@ -691,3 +691,94 @@ fn a_kept_render_merged_in_place_or_beside_the_users_overrides_agrees_with_rende
         "each pod's second injection reused its render"
     );
 }
+
+/// [`pod`] as ServiceAccount admission leaves it: a projected token volume named `token`,
+/// mounted by the container.
+fn pod_with_token(token: &str) -> Value {
+    let mut pod = pod();
+    pod["spec"]["volumes"] = json!([{"name": token, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}]);
+    pod["spec"]["containers"][0]["volumeMounts"] = json!([{"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}]);
+    pod
+}
+
+/// The patch for `pod`, and whether the injection was blind to the token volume's name.
+fn patch_and_blindness(injector: &Injector, pod: &Value) -> (String, bool) {
+    match injector.inject(&Request {
+        pod: Some(pod),
+        ..Request::default()
+    }) {
+        Ok(Outcome::Injected {
+            patch,
+            blind_to_token_volume,
+            ..
+        }) => (String::from_utf8(patch).expect("UTF-8"), blind_to_token_volume),
+        other => panic!("not injected: {other:?}"),
+    }
+}
+
+const TOKEN_NAMES: [&str; 3] = [
+    "kube-api-access-7xk2p",
+    "kube-api-access-b4zqq",
+    "kube-api-access-x9wlr",
+];
+
+/// What the webhook's outcome cache relies on: an injection blind to the token volume gives
+/// every other name's patch once the name is put in its place.
+#[test]
+fn a_patch_blind_to_the_token_volume_is_any_names_patch_with_that_name_in_its_place() {
+    let (cached, uncached) = embedded_with_and_without_render_cache();
+    let (first, blind) = patch_and_blindness(&cached, &pod_with_token(TOKEN_NAMES[0]));
+    assert!(blind, "the embedded template never reads the pod's volumes");
+    assert!(
+        first.contains(TOKEN_NAMES[0]),
+        "the patch lists the pod's volumes: {first}"
+    );
+    for name in TOKEN_NAMES {
+        let pod = pod_with_token(name);
+        let (patch, blind) = patch_and_blindness(&cached, &pod);
+        assert!(blind, "{name}: from the kept render");
+        assert_eq!(patch, first.replace(TOKEN_NAMES[0], name), "{name}");
+        // Rendering without the cache gives the same patch, but cannot tell.
+        assert_eq!(patch_and_blindness(&uncached, &pod), (patch, false), "{name}");
+    }
+}
+
+#[test]
+fn a_template_that_reads_or_writes_such_a_name_is_not_blind_to_the_token_volume() {
+    let template = |env: &str, volumes: &str| {
+        format!(
+            "spec:\n  containers:\n  - name: istio-proxy\n    image: proxy\n    env:\n    - {{name: V, value: \"{env}\"}}\n  volumes:\n  - {{name: {volumes}, emptyDir: {{}}}}\n"
+        )
+    };
+    let cases = [
+        (
+            "counts the volumes",
+            template("{{ len .Spec.Volumes }}", "istio-envoy"),
+            true,
+        ),
+        (
+            "dumps the volumes",
+            template("{{ toJson .Spec.Volumes | sha256sum }}", "istio-envoy"),
+            false,
+        ),
+        (
+            "dumps the containers",
+            template("{{ toJson .Spec.Containers | b64enc }}", "istio-envoy"),
+            false,
+        ),
+        (
+            "adds a volume named like one",
+            template("x", "kube-api-access-proxy"),
+            false,
+        ),
+    ];
+    for (what, text, expected) in cases {
+        let injector = reads_little(&text);
+        for name in TOKEN_NAMES {
+            let (patch, blind) = patch_and_blindness(&injector, &pod_with_token(name));
+            assert_eq!(blind, expected, "{what}: {patch}");
+        }
+    }
+}

@@ -140,6 +140,17 @@ impl injector_server::Injector for Engine {
     type Config = Injector;
 
     fn admit(&self, injector: &Injector, input: &AdmissionInput) -> AdmissionOutcome {
+        self.admit_for_any_token_name(injector, input).0
+    }
+
+    /// A skip never reads the pod's volumes (the decision reads labels, annotations and the
+    /// namespace); a patch holds for any name when the templates never saw it; a denial is not
+    /// looked into.
+    fn admit_for_any_token_name(
+        &self,
+        injector: &Injector,
+        input: &AdmissionInput,
+    ) -> (AdmissionOutcome, bool) {
         for warning in injector_core::ignored_annotations::warnings_for_object(&input.object) {
             tracing::warn!(namespace = %input.namespace, "{warning}");
         }
@@ -150,15 +161,31 @@ impl injector_server::Injector for Engine {
             owner: None,
         };
         match injector.inject(&request) {
-            Ok(Outcome::Skipped { decision }) => AdmissionOutcome::Skipped {
-                reason: decision.rule.id().to_owned(),
-            },
-            Ok(Outcome::Injected { patch, decision, .. }) => AdmissionOutcome::Patched {
+            Ok(Outcome::Skipped { decision }) => (
+                AdmissionOutcome::Skipped {
+                    reason: decision.rule.id().to_owned(),
+                },
+                true,
+            ),
+            Ok(Outcome::Injected {
                 patch,
-                reason: decision.rule.id().to_owned(),
-            },
-            Err(error) => AdmissionOutcome::Denied { message: error.0 },
+                decision,
+                blind_to_token_volume,
+                ..
+            }) => (
+                AdmissionOutcome::Patched {
+                    patch,
+                    reason: decision.rule.id().to_owned(),
+                },
+                blind_to_token_volume,
+            ),
+            Err(error) => (AdmissionOutcome::Denied { message: error.0 }, false),
         }
+    }
+
+    /// The engine injects the pod without `managedFields` and its patch leaves them alone.
+    fn ignores_managed_fields(&self) -> bool {
+        true
     }
 
     fn observe(&self, input: &AdmissionInput, outcome: &AdmissionOutcome) {

@@ -104,3 +104,80 @@ fn the_probe_needs_cluster_mode() {
         "{stderr}"
     );
 }
+
+/// A replica of one Deployment as the API server sends it to the webhook: ServiceAccount
+/// admission named its token volume, and the field manager stamped `managedFields` with the
+/// second it wrote them.
+fn replica_review(uid: &str, token: &str, written_at: &str) -> serde_json::Value {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"generateName": "web-5d8f9c-", "labels": {"app": "web", "pod-template-hash": "5d8f9c"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f9c",
+                                          "uid": "0e6c", "controller": true}],
+                     "managedFields": [{"manager": "kube-controller-manager", "operation": "Update",
+                                        "apiVersion": "v1", "time": written_at, "fieldsType": "FieldsV1",
+                                        "fieldsV1": {"f:metadata": {"f:generateName": {}}}}]},
+        "spec": {"containers": [{"name": "web", "image": "nginx",
+                                 "volumeMounts": [{"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                                                   "readOnly": true}]}],
+                 "volumes": [{"name": token, "projected": {"defaultMode": 420, "sources": [
+                     {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}}]}});
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": uid, "namespace": "shop", "operation": "CREATE",
+                    "kind": {"group": "", "version": "v1", "kind": "Pod"}, "object": pod}})
+}
+
+fn cache_hits(served: &Served) -> String {
+    served
+        .metrics()
+        .lines()
+        .find(|line| line.starts_with("sidecar_injection_cache_hits_total "))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Tried as a new user would scale a Deployment: no two of its pods are byte-identical (each has
+/// a token volume of its own name, and `managedFields` carry the second they were written), yet
+/// after the first, every replica is answered from the outcome cache, with its own volume name
+/// in the patch, exactly what the engine computes for it.
+#[test]
+fn the_replicas_of_a_deployment_are_answered_from_the_outcome_cache_with_their_own_token_volume() {
+    if !have_curl() {
+        return;
+    }
+    let (files, reference_files) = (Files::new(), Files::new());
+    let cached = Served::start(&files, &[]);
+    let reference = Served::start(&reference_files, &["--outcome-cache-mib", "0"]);
+    let replicas = [
+        ("kube-api-access-7xk2p", "2026-12-04T10:00:00Z"),
+        ("kube-api-access-b4zqq", "2026-12-04T10:00:00Z"),
+        ("kube-api-access-x9wlr", "2026-12-04T10:00:01Z"),
+        ("kube-api-access-2c6gn", "2026-12-04T10:00:02Z"),
+    ];
+    for (i, (token, written_at)) in replicas.iter().enumerate() {
+        let review = files.write(
+            &format!("replica-{i}.json"),
+            &replica_review(&format!("uid-{i}"), token, written_at).to_string(),
+        );
+        let (ours, engine) = (cached.admit(&review), reference.admit(&review));
+        assert_eq!(ours["response"]["uid"], format!("uid-{i}"));
+        assert_eq!(ours["response"]["patch"], engine["response"]["patch"], "{token}");
+        let patch = base64::engine::general_purpose::STANDARD
+            .decode(ours["response"]["patch"].as_str().expect("a patch"))
+            .expect("base64");
+        assert!(
+            String::from_utf8_lossy(&patch).contains(token),
+            "{token}: the pod's own volume"
+        );
+    }
+    assert_eq!(cache_hits(&cached), "sidecar_injection_cache_hits_total 3");
+
+    // The name anywhere else in the pod: not taken out, so not answered from the cache.
+    let mut labelled = replica_review("uid-9", "kube-api-access-q5v8m", "2026-12-04T10:00:03Z");
+    labelled["request"]["object"]["metadata"]["labels"]["volume"] = json!("kube-api-access-q5v8m");
+    let review = files.write("labelled.json", &labelled.to_string());
+    assert_eq!(
+        cached.admit(&review)["response"]["patch"],
+        reference.admit(&review)["response"]["patch"]
+    );
+    assert_eq!(cache_hits(&cached), "sidecar_injection_cache_hits_total 3");
+}

@@ -1,0 +1,137 @@
+//! The pods of one Deployment differ in the name of their ServiceAccount token volume
+//! (`kube-api-access-` and five random characters, given by ServiceAccount admission before any
+//! webhook): the webhook's outcome cache shares one entry among them when the engine says the
+//! injection was blind to that name (`Outcome::Injected::blind_to_token_volume`). This checks the
+//! claim on the real templates: the project's embedded default and, where Istio's chart
+//! configuration is available (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the
+//! checkout), Istio's own templates, each with and without native sidecars: every injection is
+//! blind, and each name's patch is the first name's patch with the name put in its place.
+
+// Tests report failures by panicking.
+#![allow(clippy::panic)]
+
+use std::path::PathBuf;
+
+use injector_engine::{
+    embedded_settings,
+    pipeline::{Injector, Options, Outcome, Request},
+    settings::{parse_mesh, parse_values},
+};
+use serde_json::{Value, json};
+
+const NAMES: [&str; 4] = [
+    "kube-api-access-7xk2p",
+    "kube-api-access-b4zqq",
+    "kube-api-access-x9wlr",
+    "kube-api-access-2c6gn",
+];
+
+fn options(native: bool) -> Options {
+    Options {
+        native_sidecars: native,
+        ..Options::default()
+    }
+}
+
+/// The configurations to check, by name.
+fn injectors(native: bool) -> Vec<(String, Injector)> {
+    let (config, values, mesh) = embedded_settings().expect("the embedded defaults load");
+    let mut injectors = vec![(
+        "embedded default".to_owned(),
+        Injector::new(config, values, mesh, options(native)).expect("the embedded templates parse"),
+    )];
+    let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let derived = shared.join("istio/derived");
+    let read = |path: &str| std::fs::read_to_string(derived.join(path)).ok();
+    let (Some(values), Some(mesh)) = (read("values/default.json"), read("mesh/default.yaml")) else {
+        eprintln!(
+            "Istio's chart configuration not found under {} (set SIDECAR_INJECTOR_SHARED): checking the embedded default only",
+            derived.display()
+        );
+        return injectors;
+    };
+    let values = parse_values(&values).expect("Istio's values parse");
+    let mesh = parse_mesh(&mesh).expect("Istio's mesh config parses");
+    for profile in ["default", "custom-template", "spire-template"] {
+        let Some(text) = read(&format!("config/{profile}.yaml")) else {
+            continue;
+        };
+        let config = injector_core::config::parse_injector_config(&text)
+            .unwrap_or_else(|e| panic!("Istio's {profile} config: {e}"))
+            .config;
+        let injector = Injector::new(config, values.clone(), mesh.clone(), options(native))
+            .unwrap_or_else(|e| panic!("Istio's {profile} templates: {e}"));
+        injectors.push((format!("Istio's {profile}"), injector));
+    }
+    injectors
+}
+
+/// A ReplicaSet's pod as the API server sends it to the webhook, its token volume named `token`.
+fn replica(token: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "generateName": "reviews-v1-7d4b9c8f6-", "namespace": "bookinfo",
+            "labels": {"app": "reviews", "version": "v1", "pod-template-hash": "7d4b9c8f6"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "reviews-v1-7d4b9c8f6",
+                                 "uid": "4f7a0c1e", "controller": true, "blockOwnerDeletion": true}]
+        },
+        "spec": {
+            "serviceAccountName": "bookinfo-reviews",
+            "containers": [{
+                "name": "reviews", "image": "docker.io/istio/examples-bookinfo-reviews-v1:1.20.2",
+                "ports": [{"containerPort": 9080, "protocol": "TCP"}],
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": 9080}},
+                "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"},
+                                 {"name": token, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}]
+            }],
+            "volumes": [{"name": "tmp", "emptyDir": {}},
+                        {"name": token, "projected": {"defaultMode": 420, "sources": [
+                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}],
+            "restartPolicy": "Always", "dnsPolicy": "ClusterFirst"
+        }
+    })
+}
+
+fn patch_and_blindness(injector: &Injector, pod: &Value) -> (String, bool) {
+    let request = Request {
+        pod: Some(pod),
+        namespace: Some("bookinfo"),
+        ..Request::default()
+    };
+    match injector.inject(&request) {
+        Ok(Outcome::Injected {
+            patch,
+            blind_to_token_volume,
+            ..
+        }) => (
+            String::from_utf8(patch).expect("the patch is UTF-8"),
+            blind_to_token_volume,
+        ),
+        other => panic!("expected an injection, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_real_templates_are_blind_to_the_token_volume_and_its_name_is_only_copied() {
+    for native in [false, true] {
+        for (name, injector) in injectors(native) {
+            let what = format!("{name}, native sidecars {native}");
+            let (first, blind) = patch_and_blindness(&injector, &replica(NAMES[0]));
+            assert!(blind, "{what}: the first render");
+            assert!(
+                first.contains(NAMES[0]),
+                "{what}: the patch moves the pod's volumes: {first}"
+            );
+            for token in NAMES {
+                let (patch, blind) = patch_and_blindness(&injector, &replica(token));
+                assert!(blind, "{what}: {token}");
+                assert_eq!(patch, first.replace(NAMES[0], token), "{what}: {token}");
+            }
+        }
+    }
+}
