@@ -166,7 +166,11 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
 /// envelope first, keeping `request` as text), so that the error says which part is wrong and
 /// the envelope's own faults (version, kind) are told before the request's.
 fn decode_strict(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
-    if let Ok(review) = serde_json::from_slice::<WholeReview>(body) {
+    // The body's UTF-8 checked once, whole (ASCII a word at a time), rather than string by string.
+    let whole = std::str::from_utf8(body)
+        .ok()
+        .and_then(|text| serde_json::from_str::<WholeReview>(text).ok());
+    if let Some(review) = whole {
         return check(review.api_version, review.kind, || Ok(review.request));
     }
     let raw: RawReview = serde_json::from_slice(body).map_err(|e| DecodeError {
