@@ -30,6 +30,10 @@
 #   deployment  a Deployment scaled 0 -> COUNT: the ReplicaSet controller creates the pods (its
 #               client limits raised to --kube-api-qps=1000 --kube-api-burst=2000, so admission,
 #               not the controller's rate limiter, sets the pace); wall time to the COUNT-th pod
+#   deployment-token  the same Deployment with the ServiceAccount token mounted, as by default:
+#               ServiceAccount admission names each pod's token volume kube-api-access-<random>,
+#               so no two pods reach the webhook identical (not run for the canned variants,
+#               whose one patch lists fixed volume names)
 #
 # Latency of each pod create as the API server saw it comes from its audit log (requestReceived to
 # ResponseComplete, microsecond stamps; pod creates only, batch mode); its /metrics are read
@@ -37,7 +41,9 @@
 # apiserver_admission_webhook_admission_duration_seconds for the webhook's calls). During each
 # burst the webhook's established connections are sampled with ss. Rounds alternate the variants
 # (every other round in reverse order) so that the machine's load hits them alike. Every pod of a
-# burst must come out injected (none: not injected), else the run counts as failed.
+# burst must come out injected (none: not injected), else the run counts as failed. For our
+# server, how many of the burst's admissions its outcome cache answered (its /metrics before and
+# after).
 #
 # Usage: bench/e2e-burst.sh
 #        ROUNDS=3 COUNT=1000 PARALLEL=4 bench/e2e-burst.sh
@@ -57,7 +63,7 @@ ROUNDS=${ROUNDS:-2}
 COUNT=${COUNT:-1000}
 PARALLEL=${PARALLEL:-4}
 VARIANTS=${VARIANTS:-none canned cached engine istio}
-BURSTS=${BURSTS:-post deployment}
+BURSTS=${BURSTS:-post deployment deployment-token}
 SHARED=${SIDECAR_INJECTOR_SHARED:-$ROOT/../shared}
 CONFIG=${CONFIG:-$SHARED/istio/derived/config/default.yaml}
 VALUES=${VALUES:-$SHARED/istio/derived/values/default.json}
@@ -71,7 +77,7 @@ for v in $VARIANTS; do
   case "$v" in none | canned | cached | engine | istio | tiny | coarse) ;; *) echo "$E2E: unknown variant $v" >&2; exit 2 ;; esac
 done
 for b in $BURSTS; do
-  case "$b" in post | deployment) ;; *) echo "$E2E: unknown burst $b" >&2; exit 2 ;; esac
+  case "$b" in post | deployment | deployment-token) ;; *) echo "$E2E: unknown burst $b" >&2; exit 2 ;; esac
 done
 
 DIR=${OUT:-$(mktemp -d /tmp/e2e-burst.XXXXXX)}
@@ -139,14 +145,19 @@ cat >"$DIR/pod.json" <<'EOF'
           "volumes": [{"name": "wlp-output", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}}]}}
 EOF
 "$DIR/pod-burst" render -pod "$DIR/pod.json" -index 0 >"$DIR/pod-0.json"
-# The Deployment's template is pod 0 of the POST burst (so the canned patch fits its pods too).
-python3 - "$DIR/pod-0.json" "$COUNT" >"$DIR/deployment.json" <<'PY'
+# The Deployment's template is pod 0 of the POST burst (so the canned patch fits its pods too);
+# deployment-token.json mounts the token.
+python3 - "$DIR/pod-0.json" "$COUNT" <<'PY'
 import json, sys
 pod = json.load(open(sys.argv[1]))
 meta = {k: v for k, v in pod["metadata"].items() if k in ("labels", "annotations")}
-print(json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "reviews"},
-                  "spec": {"replicas": 0, "selector": {"matchLabels": pod["metadata"]["labels"]},
-                           "template": {"metadata": meta, "spec": pod["spec"]}}}))
+deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "reviews"},
+              "spec": {"replicas": 0, "selector": {"matchLabels": pod["metadata"]["labels"]},
+                       "template": {"metadata": meta, "spec": pod["spec"]}}}
+json.dump(deployment, open(sys.argv[1].replace("pod-0.json", "deployment.json"), "w"))
+# The same with the ServiceAccount token mounted, as Kubernetes does by default.
+del deployment["spec"]["template"]["spec"]["automountServiceAccountToken"]
+json.dump(deployment, open(sys.argv[1].replace("pod-0.json", "deployment-token.json"), "w"))
 PY
 
 namespace_up() { # NAME: a labelled namespace whose default ServiceAccount exists
@@ -271,11 +282,24 @@ sample_connections() { # PORT FILE: established connections to the webhook, ever
   done
 }
 
+cache_hits() { # VARIANT: the outcome cache hits `serve` counted so far (empty for other servers)
+  case "$1" in cached | engine) [ -n "$WH_MON" ] || return 0 ;; *) return 0 ;; esac
+  curl -fsS "http://127.0.0.1:$WH_MON/metrics" | awk '/^sidecar_injection_cache_hits_total /{n = $2} END {print n + 0}' || true
+}
+
 one_burst() { # ROUND VARIANT BURST
   local rnd=$1 v=$2 b=$3 ns="b$1-$2-$3" summary sampler conns injected want=$COUNT port=${WH_PORT:-0}
+  local hits_before hits=""
   [ "$v" = none ] && want=0
+  case "$b:$v" in deployment-token:canned | deployment-token:tiny | deployment-token:coarse)
+    log "$b: skipped for $v (its one canned patch lists fixed volume names)"; return ;;
+  esac
   namespace_up "$ns" || { bad "$ns: namespace up"; return; }
-  if [ "$b" = deployment ]; then K -n "$ns" apply -f "$DIR/deployment.json" >/dev/null; fi
+  case "$b" in
+    deployment) K -n "$ns" apply -f "$DIR/deployment.json" >/dev/null ;;
+    deployment-token) K -n "$ns" apply -f "$DIR/deployment-token.json" >/dev/null ;;
+  esac
+  hits_before=$(cache_hits "$v")
   metrics "$DIR/metrics-before.txt"
   : >"$DIR/conns-$ns.txt"
   sample_connections "$port" "$DIR/conns-$ns.txt" & sampler=$!
@@ -289,18 +313,19 @@ one_burst() { # ROUND VARIANT BURST
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
   metrics "$DIR/metrics-after.txt"
   [ -n "$WH_MON" ] && [ "$v" != istio ] && { curl -fsS "http://127.0.0.1:$WH_MON/metrics" >"$DIR/server-metrics-$ns.txt" || true; }
+  [ -n "$hits_before" ] && hits=$(( $(cache_hits "$v") - hits_before ))
   # busiest sample, and how many distinct connections were seen over the burst
   conns=$(awk '{ if (NF > m) m = NF; for (i = 1; i <= NF; i++) seen[$i] = 1 } END { n = 0; for (k in seen) n++; printf "%d/%d", m, n }' "$DIR/conns-$ns.txt")
   poll 30 bash -c "[ \"\$(grep -c '\"namespace\":\"$ns\"' '$DIR/audit.log')\" -ge $COUNT ]" || bad "$ns: fewer than $COUNT creates in the audit log"
   injected=$(K -n "$ns" get pods -o jsonpath='{range .items[*]}{.metadata.annotations.sidecar\.istio\.io/status}{"\n"}{end}' | grep -c . || true)
   if [ "$injected" = "$want" ]; then ok "$ns: $COUNT pods, $injected injected"; else bad "$ns: $injected of $COUNT pods injected (want $want)"; fi
   python3 "$ROOT/bench/e2e_burst_report.py" row "$DIR" "$rnd" "$v" "$b" "$ns" "$v.burst.sidecar-injector.invalid" \
-    "${summary:-0	0	nan	nan	0}" "${conns%%/*}" "$injected" >>"$DIR/runs.tsv"
+    "${summary:-0	0	nan	nan	0}" "${conns%%/*}" "$injected" "$hits" >>"$DIR/runs.tsv"
   log "$(tail -1 "$DIR/runs.tsv")   connections max/distinct: $conns"
   namespace_gone "$ns" || bad "$ns: namespace not gone after 600 s"
 }
 
-printf '%s\n' "round	variant	burst	pods	wall_s	client_p50_ms	client_p99_ms	audit_p50_ms	audit_p99_ms	audit_mean_ms	metrics_post_mean_ms	metrics_post_p50_ms	metrics_post_p99_ms	webhook_calls	webhook_mean_ms	webhook_p50_ms	webhook_p99_ms	webhook_conns_max	injected	webhook_not_200	pod_creates" >"$DIR/runs.tsv"
+printf '%s\n' "round	variant	burst	pods	wall_s	client_p50_ms	client_p99_ms	audit_p50_ms	audit_p99_ms	audit_mean_ms	metrics_post_mean_ms	metrics_post_p50_ms	metrics_post_p99_ms	webhook_calls	webhook_mean_ms	webhook_p50_ms	webhook_p99_ms	webhook_conns_max	injected	webhook_not_200	pod_creates	cache_hits" >"$DIR/runs.tsv"
 read -r -a order <<<"$VARIANTS"
 for rnd in $(seq "$ROUNDS"); do
   scenario "round $rnd: ${order[*]}"

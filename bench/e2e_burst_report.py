@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The arithmetic of bench/e2e-burst.sh.
 
-  e2e_burst_report.py row OUT ROUND VARIANT BURST NAMESPACE WEBHOOK SUMMARY CONNS INJECTED
+  e2e_burst_report.py row OUT ROUND VARIANT BURST NAMESPACE WEBHOOK SUMMARY CONNS INJECTED HITS
       one runs.tsv line for a finished burst: the client's latencies ($OUT/lat-*.tsv, POST burst
       only), the API server's audit log (every pod create in NAMESPACE: requestReceived to
       ResponseComplete, microsecond stamps), and the API server's /metrics before and after
       ($OUT/metrics-before.txt, $OUT/metrics-after.txt) differenced: POST pods
       (apiserver_request_duration_seconds) and the webhook's calls
-      (apiserver_admission_webhook_admission_duration_seconds, name WEBHOOK)
+      (apiserver_admission_webhook_admission_duration_seconds, name WEBHOOK); HITS: how many of
+      the burst's admissions our server answered from its outcome cache (empty for the others)
   e2e_burst_report.py table OUT
       the markdown table of $OUT/runs.tsv: medians over rounds per variant and burst, and the
       latency each webhook ADDS to pod creation against the same burst with no webhook, with its
@@ -25,7 +26,7 @@ LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 COLUMNS = ["round", "variant", "burst", "pods", "wall_s", "client_p50_ms", "client_p99_ms",
            "audit_p50_ms", "audit_p99_ms", "audit_mean_ms", "metrics_post_mean_ms", "metrics_post_p50_ms",
            "metrics_post_p99_ms", "webhook_calls", "webhook_mean_ms", "webhook_p50_ms", "webhook_p99_ms",
-           "webhook_conns_max", "injected", "webhook_not_200", "pod_creates"]
+           "webhook_conns_max", "injected", "webhook_not_200", "pod_creates", "cache_hits"]
 
 
 def parse_metrics(path):
@@ -107,7 +108,7 @@ def audit_latencies(path, namespace):
 
 
 def row(args):
-    out, rnd, variant, burst, namespace, webhook, summary, conns, injected = args
+    out, rnd, variant, burst, namespace, webhook, summary, conns, injected, hits = args
     pods, wall, c50, c99, _failed = summary.split("\t")
     client = (c50, c99) if burst == "post" else ("", "")
     audit = audit_latencies(f"{out}/audit.log", namespace)
@@ -123,7 +124,7 @@ def row(args):
               f(histogram_quantile(0.99, b) * 1000),
               f"{wn:.0f}", f(ws / wn * 1000 if wn else float("nan")), f(histogram_quantile(0.5, wb) * 1000),
               f(histogram_quantile(0.99, wb) * 1000), conns, injected,
-              f"{not_200(before, after, webhook):.0f}", str(len(audit))]
+              f"{not_200(before, after, webhook):.0f}", str(len(audit)), hits]
     print("\t".join(values))
 
 
@@ -150,6 +151,14 @@ def table(args):
     def fmt(x):
         return "–" if x != x else f"{x:.1f}"
 
+    def hits(variant, burst):
+        """Median share of the burst's admissions our outcome cache answered ("–" for others)."""
+        if variant not in ("cached", "engine"):
+            return "–"
+        xs = [float(r["cache_hits"]) / float(r["pods"]) for r in rows if r["variant"] == variant and r["burst"] == burst
+              and r.get("cache_hits") not in (None, "", "nan") and float(r["pods"] or 0) > 0]
+        return f"{statistics.median(xs) * 100:.0f}%" if xs else "–"
+
     def added(variant, burst, column):
         return med(variant, burst, column) - med("none", burst, column)
 
@@ -162,10 +171,12 @@ def table(args):
         return f"{a:+.1f}{ratio}"
 
     bursts = [("post", "client", "distinct pods, POSTed"), ("post", "audit", "distinct pods, POSTed"),
-              ("deployment", "audit", "Deployment 0 → N")]
+              ("deployment", "audit", "Deployment 0 → N"),
+              ("deployment-token", "audit", "Deployment 0 → N, token mounted")]
     print("| burst | latency seen by | webhook | p50 ms | p99 ms | added p50 ms (× limit) | added p99 ms (× limit) "
-          "| API server mean ms (metrics) | webhook call mean ms (metrics) | wall s | webhook connections |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| API server mean ms (metrics) | webhook call mean ms (metrics) | wall s | webhook connections "
+          "| answered from the outcome cache |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for burst, source, label in bursts:
         if not any(r["burst"] == burst for r in rows):
             continue
@@ -176,7 +187,8 @@ def table(args):
             print(f"| {label} | {seen} | {NAMES[v]} | {fmt(med(v, burst, p50))} | {fmt(med(v, burst, p99))} "
                   f"| {with_ratio(v, burst, p50)} | {with_ratio(v, burst, p99)} "
                   f"| {fmt(med(v, burst, 'metrics_post_mean_ms'))} | {fmt(med(v, burst, 'webhook_mean_ms'))} "
-                  f"| {fmt(med(v, burst, 'wall_s'))} | {fmt(med(v, burst, 'webhook_conns_max'))} |")
+                  f"| {fmt(med(v, burst, 'wall_s'))} | {fmt(med(v, burst, 'webhook_conns_max'))} "
+                  f"| {hits(v, burst)} |")
     print()
     print(f"medians over {max((int(r['round']) for r in rows), default=0)} rounds; raw runs: {out}/runs.tsv")
 
