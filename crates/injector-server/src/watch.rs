@@ -206,32 +206,56 @@ mod tests {
         std::fs::rename(&tmp, path).expect("rename");
     }
 
-    #[test]
-    fn notices_changes_and_stops_on_drop() {
+    /// A watched file holding `one` in a fresh directory, polled every `poll_ms`: the directory
+    /// (dropped last), the file, the watcher and the contents it hands over.
+    struct Watched {
+        path: std::path::PathBuf,
+        handle: WatchHandle,
+        changes: mpsc::Receiver<Contents>,
+        _dir: tempfile::TempDir,
+    }
+
+    fn watched(poll_ms: u64) -> Watched {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("a.txt");
+        let path = dir.path().join("config.yaml");
         std::fs::write(&path, "one").expect("write");
         let paths = vec![path.clone()];
-        let (tx, rx) = mpsc::channel();
+        let (tx, changes) = mpsc::channel();
         let options = WatchOptions {
-            poll_interval: Duration::from_millis(200),
+            poll_interval: Duration::from_millis(poll_ms),
             debounce: Duration::from_millis(20),
         };
         let handle = spawn("test", paths.clone(), options, read_all(&paths), move |c| {
             let _ = tx.send(c);
             true
         });
+        Watched {
+            path,
+            handle,
+            changes,
+            _dir: dir,
+        }
+    }
+
+    #[test]
+    fn notices_changes_and_stops_on_drop() {
+        let Watched {
+            path,
+            handle,
+            changes,
+            _dir,
+        } = watched(200);
         atomic_write(&path, "two");
-        let got = rx.recv_timeout(Duration::from_secs(5)).expect("change seen");
+        let got = changes.recv_timeout(Duration::from_secs(5)).expect("change seen");
         assert_eq!(got, Ok(vec![b"two".to_vec()]));
         // Same contents again: no callback.
         atomic_write(&path, "two");
-        assert!(rx.recv_timeout(Duration::from_millis(500)).is_err());
+        assert!(changes.recv_timeout(Duration::from_millis(500)).is_err());
         drop(handle);
         let start = Instant::now();
         atomic_write(&path, "three");
         // After drop the thread exits; at most one racing callback.
-        let _ = rx.recv_timeout(Duration::from_millis(500));
+        let _ = changes.recv_timeout(Duration::from_millis(500));
         assert!(start.elapsed() < Duration::from_secs(2));
     }
 
@@ -239,48 +263,30 @@ mod tests {
     /// (a loaded machine) is still seen as one change, never as an empty file.
     #[test]
     fn a_file_truncated_then_written_late_is_handed_over_written() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("config.yaml");
-        std::fs::write(&path, "one").expect("write");
-        let paths = vec![path.clone()];
-        let (tx, rx) = mpsc::channel();
-        let options = WatchOptions {
-            poll_interval: Duration::from_millis(50),
-            debounce: Duration::from_millis(20),
-        };
-        let _handle = spawn("test", paths.clone(), options, read_all(&paths), move |c| {
-            let _ = tx.send(c);
-            true
-        });
-        let file = std::fs::File::create(&path).expect("truncate");
+        let watched = watched(50);
+        let file = std::fs::File::create(&watched.path).expect("truncate");
         std::thread::sleep(Duration::from_millis(400));
         std::io::Write::write_all(&mut &file, b"two").expect("write");
         drop(file);
-        let got = rx.recv_timeout(Duration::from_secs(5)).expect("change seen");
+        let got = watched
+            .changes
+            .recv_timeout(Duration::from_secs(5))
+            .expect("change seen");
         assert_eq!(got, Ok(vec![b"two".to_vec()]));
-        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+        assert!(watched.changes.recv_timeout(Duration::from_millis(300)).is_err());
     }
 
     /// A file that is emptied on purpose is handed over as empty once the grace has passed, so
     /// the loader can reject it by name.
     #[test]
     fn a_file_left_empty_is_handed_over_after_the_grace() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("config.yaml");
-        std::fs::write(&path, "one").expect("write");
-        let paths = vec![path.clone()];
-        let (tx, rx) = mpsc::channel();
-        let options = WatchOptions {
-            poll_interval: Duration::from_millis(50),
-            debounce: Duration::from_millis(20),
-        };
-        let _handle = spawn("test", paths.clone(), options, read_all(&paths), move |c| {
-            let _ = tx.send(c);
-            true
-        });
+        let watched = watched(50);
         let start = Instant::now();
-        std::fs::write(&path, "").expect("empty");
-        let got = rx.recv_timeout(Duration::from_secs(5)).expect("change seen");
+        std::fs::write(&watched.path, "").expect("empty");
+        let got = watched
+            .changes
+            .recv_timeout(Duration::from_secs(5))
+            .expect("change seen");
         assert_eq!(got, Ok(vec![Vec::new()]));
         assert!(start.elapsed() >= EMPTY_GRACE);
     }

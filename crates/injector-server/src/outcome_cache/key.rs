@@ -245,24 +245,12 @@ impl Serialize for Skipping<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::time::Instant;
-
     use serde_json::json;
 
     use super::*;
 
     fn input(object: Value) -> AdmissionInput {
-        AdmissionInput {
-            uid: "u".into(),
-            namespace: "shop".into(),
-            operation: "CREATE".into(),
-            dry_run: false,
-            object,
-            path_env: BTreeMap::new(),
-            path: "/inject".into(),
-            deadline: Instant::now(),
-        }
+        super::super::tests::input("shop", "/inject", object)
     }
 
     /// A pod as ServiceAccount admission leaves it: the token volume and its mount.

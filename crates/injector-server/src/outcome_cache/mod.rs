@@ -180,7 +180,8 @@ mod tests {
 
     use super::*;
 
-    fn input(namespace: &str, path: &str, object: serde_json::Value) -> AdmissionInput {
+    /// An admission of `object` in `namespace` at `path` (also for the key's tests).
+    pub(super) fn input(namespace: &str, path: &str, object: serde_json::Value) -> AdmissionInput {
         AdmissionInput {
             uid: "u".into(),
             namespace: namespace.into(),
