@@ -108,10 +108,11 @@ pub(crate) fn spawn(
                 if thread_stop.load(Ordering::SeqCst) {
                     return;
                 }
-                if read_all(&paths) == last {
+                let first = read_all(&paths);
+                if first == last {
                     continue;
                 }
-                let now = settled_read(&paths, options.debounce, &rx);
+                let now = settled_read(&paths, first, options.debounce, &rx);
                 if thread_stop.load(Ordering::SeqCst) {
                     return;
                 }
@@ -133,13 +134,18 @@ pub(crate) fn spawn(
     }
 }
 
-/// Reads the files once they have stopped changing: two reads `pause` apart agree and no file
-/// is empty, or an empty file stayed empty for [`EMPTY_GRACE`], or [`SETTLE_LIMIT`] passed.
-/// Notifications that arrive meanwhile are drained: the reads themselves tell whether writing
-/// goes on.
-fn settled_read(paths: &[PathBuf], pause: Duration, events: &mpsc::Receiver<()>) -> Contents {
+/// Reads the files, from `first` (a read just made), until they have stopped changing: two
+/// reads `pause` apart agree and no file is empty, or an empty file stayed empty for
+/// [`EMPTY_GRACE`], or [`SETTLE_LIMIT`] passed. Notifications that arrive meanwhile are
+/// drained: the reads themselves tell whether writing goes on.
+fn settled_read(
+    paths: &[PathBuf],
+    first: Contents,
+    pause: Duration,
+    events: &mpsc::Receiver<()>,
+) -> Contents {
     let start = Instant::now();
-    let mut read = read_all(paths);
+    let mut read = first;
     loop {
         std::thread::sleep(pause);
         while events.try_recv().is_ok() {}

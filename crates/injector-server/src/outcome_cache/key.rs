@@ -7,13 +7,15 @@
 //!   Istio's injector drops them before injecting and keeps them out of its patch).
 //! - The ServiceAccount token volume: ServiceAccount admission, which runs before any webhook,
 //!   mounts the token as a projected volume named `kube-api-access-` and five random characters,
-//!   in the pod's volumes and every container's volume mounts. Its name is replaced by
-//!   [`PLACEHOLDER`] in the key and in the stored outcome, and the pod's own name is put back on
-//!   a hit. That an outcome treats the name as a label it only copies is not assumed: the cache
-//!   trusts an entry for other names only once a pod with another name got the same outcome
-//!   (see the cache's `Entry`).
+//!   in the pod's volumes and every container's volume mounts. When the name appears nowhere
+//!   else in the pod, it is replaced by [`PLACEHOLDER`] in the key and in the stored outcome,
+//!   and the pod's own name is put back on a hit. That an outcome treats the name as a label it
+//!   only copies is not assumed: an entry serves other names only when the injector said so
+//!   ([`Injector::admit_for_any_token_name`]), else only the name it was computed for (see the
+//!   cache's `Entry`).
 //!
 //! [`Injector::ignores_managed_fields`]: crate::Injector::ignores_managed_fields
+//! [`Injector::admit_for_any_token_name`]: crate::Injector::admit_for_any_token_name
 
 use std::hash::BuildHasher;
 
@@ -84,13 +86,16 @@ impl CacheKey {
         };
         // Taken out only where ServiceAccount admission put it; a pod that already holds the
         // placeholder keeps its exact bytes.
-        let token = token_volume_name(&input.object).filter(|token| {
-            !contains(&object, PLACEHOLDER.as_bytes())
-                && memmem::find_iter(&object, token.as_bytes()).count() == 1 + mounts_of(&input.object, token)
-        });
-        if let Some(token) = &token {
-            rename(&mut object, token, &PLACEHOLDER);
-        }
+        let token = token_volume_name(&input.object)
+            .filter(|_| !contains(&object, PLACEHOLDER.as_bytes()))
+            .and_then(|token| {
+                let at = occurrences(&object, &token);
+                (at.len() == 1 + mounts_of(&input.object, &token)).then_some((token, at))
+            })
+            .map(|(token, at)| {
+                write_at(&mut object, &at, &PLACEHOLDER);
+                token
+            });
         let how = [u8::from(token.is_some()) | (u8::from(ignore_managed_fields) << 1)];
         let mut bytes = Vec::with_capacity(object.len() + input.namespace.len() + input.path.len() + 64);
         for part in [
@@ -161,15 +166,25 @@ pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memmem::find(haystack, needle).is_some()
 }
 
+/// Where `name` starts in `bytes`.
+fn occurrences(bytes: &[u8], name: &TokenName) -> Vec<usize> {
+    memmem::find_iter(bytes, name.as_bytes()).collect()
+}
+
+/// Writes `name` at each of `starts` (where a name of the same length stands).
+fn write_at(bytes: &mut [u8], starts: &[usize], name: &TokenName) {
+    for &start in starts {
+        if let Some(slot) = bytes.get_mut(start..start + TOKEN_NAME_LEN) {
+            slot.copy_from_slice(name.as_bytes());
+        }
+    }
+}
+
 /// Replaces every occurrence of `from` in `bytes` by `to` (names of the same length, so in
 /// place).
 pub(crate) fn rename(bytes: &mut [u8], from: &TokenName, to: &TokenName) {
-    let at: Vec<usize> = memmem::find_iter(bytes, from.as_bytes()).collect();
-    for start in at {
-        if let Some(slot) = bytes.get_mut(start..start + TOKEN_NAME_LEN) {
-            slot.copy_from_slice(to.as_bytes());
-        }
-    }
+    let at = occurrences(bytes, from);
+    write_at(bytes, &at, to);
 }
 
 /// [`rename`] of a text.
