@@ -1,5 +1,6 @@
 //! The whole injection: `inject(pod, settings) -> Outcome`, Istio's `Webhook.inject` and
-//! `injectPod` in one pure function that the webhook server and the CLI both call.
+//! `injectPod` in one function that the CLI calls, and the webhook server as `answer` (the same
+//! without the injected pod).
 //!
 //! ```text
 //! decide → validate annotations → ProxyConfig → strip → template data → for each template:
@@ -11,7 +12,8 @@
 //! Each stage is its own folder or module: [`crate::decide`] (annotation validation, template
 //! selection), [`crate::prepare`] with [`prepare`] here (the template data's inputs),
 //! [`crate::render`] (the template data and functions) with [`render_cache`] (renders reused
-//! by exactly what they read), the merge ([`strategic_merge`], [`crate::normalize`] and
+//! by exactly what they read, and [`spares`]: the copies of their items that a webhook answer
+//! is done with, handed to the next pod), the merge ([`strategic_merge`], [`crate::normalize`] and
 //! `overrides` here), [`crate::post`] (post-processing) and [`crate::patch`].
 //!
 //! The pod is handled as JSON in the shape Go's `encoding/json` gives it (zero values added,
@@ -50,6 +52,7 @@ mod overrides;
 mod prepare;
 mod preview;
 pub mod render_cache;
+pub mod spares;
 mod template_pod;
 
 pub use data::TemplateInputs;
@@ -152,6 +155,38 @@ pub enum Outcome {
     },
 }
 
+/// What [`Injector::answer`] gives: [`Outcome`] without the injected pod.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// See [`Outcome::Skipped`].
+    Skipped {
+        /// Why.
+        decision: Decision,
+    },
+    /// See [`Outcome::Injected`].
+    Injected {
+        /// The RFC 6902 patch ([`Outcome::Injected::patch`]).
+        patch: Vec<u8>,
+        /// Why it was injected.
+        decision: Decision,
+        /// See [`Outcome::Injected::blind_to_token_volume`].
+        blind_to_token_volume: bool,
+    },
+}
+
+/// A decision, and the pod with its patch when it was injected.
+enum Injection {
+    Skipped(Decision),
+    Injected {
+        injected: InjectedPod,
+        patch: Vec<u8>,
+        /// The pod's values the patch wrote as a kept render's known text
+        /// ([`crate::patch::KnownPatch::copied`]).
+        copied: Vec<(usize, usize)>,
+        decision: Decision,
+    },
+}
+
 /// A pod injected by [`Injector::inject_owned_pod`].
 struct InjectedPod {
     pod: Value,
@@ -240,6 +275,47 @@ impl Injector {
 
     /// Decides, and injects when the decision says so.
     pub fn inject(&self, request: &Request<'_>) -> Result<Outcome, InjectError> {
+        Ok(match self.decide_and_inject(request)? {
+            Injection::Skipped(decision) => Outcome::Skipped { decision },
+            Injection::Injected {
+                injected,
+                patch,
+                decision,
+                ..
+            } => Outcome::Injected {
+                pod: injected.pod,
+                patch,
+                decision,
+                blind_to_token_volume: injected.blind_to_token_volume,
+            },
+        })
+    }
+
+    /// [`Self::inject`] for a caller that needs only the patch (the webhook). The injected pod
+    /// is not kept: the kept renders it reused take back the sidecar's items it holds unchanged,
+    /// and hand them to their next pods instead of copies ([`spares`]).
+    pub fn answer(&self, request: &Request<'_>) -> Result<Answer, InjectError> {
+        Ok(match self.decide_and_inject(request)? {
+            Injection::Skipped(decision) => Answer::Skipped { decision },
+            Injection::Injected {
+                mut injected,
+                patch,
+                copied,
+                decision,
+            } => {
+                for kept in injected.reused.iter().flat_map(|overlays| overlays.iter()) {
+                    kept.take_back(&mut injected.pod, &copied);
+                }
+                Answer::Injected {
+                    patch,
+                    decision,
+                    blind_to_token_volume: injected.blind_to_token_volume,
+                }
+            }
+        })
+    }
+
+    fn decide_and_inject(&self, request: &Request<'_>) -> Result<Injection, InjectError> {
         let Some(received) = request.pod else {
             return Err(InjectError("the admission request has no object".to_owned()));
         };
@@ -255,31 +331,34 @@ impl Injector {
         };
         let decision = decide_in(received, request.namespace, config);
         if !decision.inject {
-            return Ok(Outcome::Skipped { decision });
+            return Ok(Injection::Skipped(decision));
         }
         // Istio injects the pod without `managedFields` and with the request's namespace when it
         // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
         let mut original = without_managed_fields(received);
         default_namespace(&mut original, request.namespace);
-        let InjectedPod {
-            pod,
-            reused,
-            blind_to_token_volume,
-        } = self.inject_owned_pod(original, request)?;
+        let injected = self.inject_owned_pod(original, request)?;
         // A reused render's containers and volumes have the same text in every pod they go to.
-        let known: Vec<KnownText<'_>> = reused
+        let known: Vec<KnownText<'_>> = injected
+            .reused
             .iter()
             .flat_map(|overlays| overlays.iter())
             .flat_map(render_cache::Kept::known_texts)
             .collect();
-        let patch =
-            create_patch_over_round_trip_known("v1/Pod", received, &pod, &[MANAGED_FIELDS_POINTER], &known)
-                .map_err(|e| InjectError(e.to_string()))?;
-        Ok(Outcome::Injected {
-            pod,
-            patch,
+        let written = create_patch_over_round_trip_known(
+            "v1/Pod",
+            received,
+            &injected.pod,
+            &[MANAGED_FIELDS_POINTER],
+            &known,
+        )
+        .map_err(|e| InjectError(e.to_string()))?;
+        drop(known);
+        Ok(Injection::Injected {
+            injected,
+            patch: written.patch,
+            copied: written.copied,
             decision,
-            blind_to_token_volume,
         })
     }
 
@@ -486,7 +565,7 @@ impl Injector {
                     let (overlay, plan) = merge_guide::prepare(&kept.overlay, normalized, &merged);
                     #[cfg(debug_assertions)]
                     let plain = merge(merged.clone(), kept.overlay.clone());
-                    let guided = merge_guided(std::mem::take(&mut merged), overlay, &plan);
+                    let guided = merge_guided(std::mem::take(&mut merged), overlay, &plan, kept.spares());
                     #[cfg(debug_assertions)]
                     assert_eq!(
                         guided.as_ref().ok(),
@@ -722,9 +801,14 @@ fn merge(pod: Value, overlay: Value) -> Result<Value, InjectError> {
 
 /// [`merge`] of a kept render prepared by [`merge_guide::prepare`]: the round trip walks only
 /// what the plan says the merge may have changed.
-fn merge_guided(pod: Value, overlay: Value, plan: &merge_guide::Plan) -> Result<Value, InjectError> {
+fn merge_guided(
+    pod: Value,
+    overlay: Value,
+    plan: &merge_guide::Plan,
+    spares: &spares::Spares,
+) -> Result<Value, InjectError> {
     let mut merged = strategic_merge_pod(pod, overlay)?;
-    let guide = plan.finish(&mut merged);
+    let guide = plan.finish(&mut merged, spares);
     round_trip_merged(merged, Some(&guide))
 }
 

@@ -25,7 +25,7 @@ use injector_engine::{
     mesh::overlay_mesh_config,
     normalize::{normalize, to_go_json},
     patch::apply_patch,
-    pipeline::{Injector, Options, Outcome, Request},
+    pipeline::{Answer, Injector, Options, Outcome, Request},
     settings::{parse_mesh, parse_values},
 };
 use serde_json::{Value, json};
@@ -334,6 +334,18 @@ fn webhook_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(), S
             && a != b
         {
             return Err(format!("document {index}: injected again, the patch differs"));
+        }
+        // As the webhook answers it: the reused items come back to the render after each answer,
+        // and the next answer is made of them.
+        for round in ["answered", "answered from spares"] {
+            let answer = injector
+                .answer(&request)
+                .map_err(|e| format!("document {index}, {round}: {e}"))?;
+            if let (Outcome::Injected { patch: a, .. }, Answer::Injected { patch: b, .. }) = (&first, &answer)
+                && a != b
+            {
+                return Err(format!("document {index}: {round}, the patch differs"));
+            }
         }
         let got = match first {
             Outcome::Injected { patch, .. } => apply_patch(&pod, &patch).map_err(|e| e.to_string())?,

@@ -31,7 +31,7 @@ pub fn create_patch_keeping(
     injected: &Value,
     kept: &[&str],
 ) -> Result<Vec<u8>, PatchError> {
-    write_patch(original, injected, kept, None, &[])
+    write_patch(original, injected, kept, None, &[]).map(|written| written.patch)
 }
 
 /// [`create_patch_keeping`] for an `original` as the API server sent it, whose Go round trip
@@ -46,7 +46,7 @@ pub fn create_patch_over_round_trip(
     injected: &Value,
     kept: &[&str],
 ) -> Result<Vec<u8>, PatchError> {
-    write_patch(original, injected, kept, Some(root), &[])
+    write_patch(original, injected, kept, Some(root), &[]).map(|written| written.patch)
 }
 
 /// [`create_patch_over_round_trip`], where an added value (or an item of an added list) that is
@@ -59,12 +59,28 @@ pub fn create_patch_over_round_trip_known(
     injected: &Value,
     kept: &[&str],
     known: &[KnownText<'_>],
-) -> Result<Vec<u8>, PatchError> {
+) -> Result<KnownPatch, PatchError> {
     write_patch(original, injected, kept, Some(root), known)
 }
 
 /// A value and its compact JSON text (as [`compact_json`] writes it).
 pub type KnownText<'a> = (&'a Value, &'a [u8]);
+
+/// A patch written with known texts ([`create_patch_over_round_trip_known`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownPatch {
+    /// The patch.
+    pub patch: Vec<u8>,
+    /// The values of the injected document that were found equal to a known value (member for
+    /// member, in the same order) and written as its text: (the address of the value in the
+    /// injected document, the address of the known value).
+    pub copied: Vec<(usize, usize)>,
+}
+
+/// The address of a value, to tell the values of [`KnownPatch::copied`] (never dereferenced).
+pub fn address(value: &Value) -> usize {
+    std::ptr::from_ref(value) as usize
+}
 
 /// The compact JSON text of `value`, byte for byte what the patch writes for it.
 pub fn compact_json(value: &Value) -> Vec<u8> {
@@ -80,7 +96,7 @@ fn write_patch(
     kept: &[&str],
     round_trip_root: Option<&str>,
     known: &[KnownText<'_>],
-) -> Result<Vec<u8>, PatchError> {
+) -> Result<KnownPatch, PatchError> {
     let known_len: usize = known.iter().map(|(_, text)| text.len()).sum();
     let mut writer = PatchWriter {
         out: Vec::with_capacity(1024 + known_len),
@@ -89,11 +105,15 @@ fn write_patch(
         kept,
         round_trip_root,
         known,
+        copied: Vec::new(),
     };
     writer.out.push(b'[');
     writer.diff(original, injected)?;
     writer.out.push(b']');
-    Ok(writer.out)
+    Ok(KnownPatch {
+        patch: writer.out,
+        copied: writer.copied,
+    })
 }
 
 /// Writes operations as they are found, with the JSON Pointer of the current position.
@@ -107,6 +127,8 @@ struct PatchWriter<'k> {
     round_trip_root: Option<&'k str>,
     /// Values whose text is known already ([`create_patch_over_round_trip_known`]).
     known: &'k [KnownText<'k>],
+    /// See [`KnownPatch::copied`].
+    copied: Vec<(usize, usize)>,
 }
 
 impl PatchWriter<'_> {
@@ -251,14 +273,15 @@ impl PatchWriter<'_> {
         }
         self.first = false;
         let known = self.known;
-        let write = |out: &mut Vec<u8>, path: &str| -> serde_json::Result<()> {
+        let copied = &mut self.copied;
+        let mut write = |out: &mut Vec<u8>, path: &str| -> serde_json::Result<()> {
             out.extend_from_slice(br#"{"op":""#);
             out.extend_from_slice(op.as_bytes());
             out.extend_from_slice(br#"","path":"#);
             json_text::write_str(out, path)?;
             if let Some(value) = value {
                 out.extend_from_slice(br#","value":"#);
-                write_value_known(out, value, known)?;
+                write_value_known(out, value, known, copied)?;
             }
             out.push(b'}');
             Ok(())
@@ -269,7 +292,12 @@ impl PatchWriter<'_> {
 
 /// Writes `value`, copying the text of a known value when `value` or an item of it (when it is a
 /// list) is one.
-fn write_value_known(out: &mut Vec<u8>, value: &Value, known: &[KnownText<'_>]) -> serde_json::Result<()> {
+fn write_value_known(
+    out: &mut Vec<u8>,
+    value: &Value,
+    known: &[KnownText<'_>],
+    copied: &mut Vec<(usize, usize)>,
+) -> serde_json::Result<()> {
     if known.is_empty() {
         return json_text::write_value(out, value);
     }
@@ -280,23 +308,29 @@ fn write_value_known(out: &mut Vec<u8>, value: &Value, known: &[KnownText<'_>]) 
                 if index > 0 {
                     out.push(b',');
                 }
-                write_object_known(out, item, known)?;
+                write_object_known(out, item, known, copied)?;
             }
             out.push(b']');
             Ok(())
         }
-        value => write_object_known(out, value, known),
+        value => write_object_known(out, value, known, copied),
     }
 }
 
-/// Writes `value`, as the text of the known value it is, if any.
-fn write_object_known(out: &mut Vec<u8>, value: &Value, known: &[KnownText<'_>]) -> serde_json::Result<()> {
+/// Writes `value`, as the text of the known value it is, if any (and records that it was).
+fn write_object_known(
+    out: &mut Vec<u8>,
+    value: &Value,
+    known: &[KnownText<'_>],
+    copied: &mut Vec<(usize, usize)>,
+) -> serde_json::Result<()> {
     let text = value
         .is_object()
         .then(|| known.iter().find(|(candidate, _)| same(candidate, value)))
         .flatten();
     match text {
-        Some((_, text)) => {
+        Some((equal, text)) => {
+            copied.push((address(value), address(equal)));
             out.extend_from_slice(text);
             Ok(())
         }
@@ -323,7 +357,7 @@ fn is_scalar(value: &Value) -> bool {
 
 /// Equality that also requires the same key order: cheap (no hashing) and never wrong when it
 /// says equal; when it says different the caller just diffs deeper.
-fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len()
@@ -425,11 +459,20 @@ mod tests {
         let proxy_text = compact_json(&proxy);
         let volume_text = compact_json(&volume);
         let known = [(&proxy, proxy_text.as_slice()), (&volume, volume_text.as_slice())];
-        let copied =
+        let written =
             create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known).expect("creates");
         assert_eq!(
-            String::from_utf8(copied).unwrap(),
+            String::from_utf8(written.patch).unwrap(),
             String::from_utf8(plain).unwrap()
+        );
+        assert_eq!(
+            written.copied,
+            [
+                (address(&injected["spec"]["containers"][1]), address(&proxy)),
+                (address(&injected["spec"]["initContainers"][1]), address(&proxy)),
+                (address(&injected["spec"]["volumes"][0]), address(&volume)),
+            ],
+            "each value written as a known text is told, with the known value it equals"
         );
 
         // The text is what gets copied (a marker shows it), only for values equal to the known one
@@ -445,7 +488,9 @@ mod tests {
             (&volume, b"\"VOLUME\"".as_slice()),
         ];
         let text = String::from_utf8(
-            create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known).expect("creates"),
+            create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known)
+                .expect("creates")
+                .patch,
         )
         .unwrap();
         assert_eq!(

@@ -21,6 +21,7 @@
 use serde_json::{Map, Value};
 use strategic_merge::Schema;
 
+use super::spares::Spares;
 use crate::member::Members;
 use crate::normalize::Guide;
 
@@ -42,9 +43,9 @@ pub(super) enum Plan<'a> {
 }
 
 impl Plan<'_> {
-    /// Puts the normalized items in place of their stubs in the merged pod, and gives the guide
-    /// of its round trip.
-    pub(super) fn finish(&self, merged: &mut Value) -> Guide {
+    /// Puts the normalized items in place of their stubs in the merged pod (spares when there are
+    /// some, else copies), and gives the guide of its round trip.
+    pub(super) fn finish(&self, merged: &mut Value, spares: &Spares) -> Guide {
         match self {
             Plan::All => Guide::All,
             Plan::Fields(fields) => Guide::Fields(
@@ -52,8 +53,8 @@ impl Plan<'_> {
                     .iter()
                     .map(|(name, plan)| {
                         let guide = match merged.member_mut(name) {
-                            Some(member) => plan.finish(member),
-                            None => plan.finish(&mut Value::Null),
+                            Some(member) => plan.finish(member, spares),
+                            None => plan.finish(&mut Value::Null, spares),
                         };
                         ((*name).to_owned(), guide)
                     })
@@ -68,7 +69,7 @@ impl Plan<'_> {
                                 return Guide::All;
                             };
                             if let Some((_, ready)) = fresh.iter().find(|(fresh, _)| *fresh == value) {
-                                *item = (*ready).clone();
+                                *item = spares.copy_of(ready);
                                 Guide::Skip
                             } else if touched.contains(&value) {
                                 Guide::All
@@ -222,7 +223,7 @@ mod tests {
         );
         let mut merged = json!({"spec": {"initContainers": [{"name": "istio-proxy"}],
                                          "containers": [{"name": "app"}, {"name": "other"}]}});
-        let guide = plan.finish(&mut merged);
+        let guide = plan.finish(&mut merged, &Spares::default());
         assert_eq!(
             merged["spec"]["initContainers"][0],
             json!({"name": "istio-proxy", "image": "p", "resources": {}}),
@@ -245,7 +246,7 @@ mod tests {
             let (prepared, plan) = prepare(&overlay, Some(&overlay), &json!({}));
             assert_eq!(prepared, overlay);
             assert_eq!(
-                plan.finish(&mut json!({"spec": {"containers": []}}))
+                plan.finish(&mut json!({"spec": {"containers": []}}), &Spares::default())
                     .field("spec")
                     .field("containers"),
                 &Guide::All

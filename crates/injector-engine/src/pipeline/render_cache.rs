@@ -73,6 +73,8 @@ pub struct Kept {
     texts: OnceLock<Vec<Vec<u8>>>,
     /// The status annotation of the template pod that [`Self::names`] stands for: worked out once.
     status: OnceLock<String>,
+    /// Copies of the template pod's list items that pods were done with.
+    spares: super::spares::Spares,
 }
 
 impl Kept {
@@ -84,6 +86,21 @@ impl Kept {
             names: OnceLock::new(),
             texts: OnceLock::new(),
             status: OnceLock::new(),
+            spares: super::spares::Spares::default(),
+        }
+    }
+
+    /// Spare copies of the template pod's list items ([`super::spares`]).
+    pub fn spares(&self) -> &super::spares::Spares {
+        &self.spares
+    }
+
+    /// Takes back from `pod`, which its caller is done with, the template pod's list items it
+    /// holds unchanged, for later pods of this render ([`super::spares`]). `proven` pairs
+    /// values of `pod` with the template pod's items they were found equal to.
+    pub fn take_back(&self, pod: &mut Value, proven: &[(usize, usize)]) {
+        if let Some(Some(template_pod)) = self.template_pod.get() {
+            self.spares.take_back(template_pod, pod, proven);
         }
     }
 
@@ -246,6 +263,17 @@ impl RenderCache {
     /// Whether no entry is held.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The number of spare item copies the entries hold ([`super::spares`]).
+    pub fn spares(&self) -> usize {
+        self.lock()
+            .by_key
+            .values()
+            .flatten()
+            .flat_map(|entry| entry.overlays.iter())
+            .map(|kept| kept.spares().len())
+            .sum()
     }
 
     /// The overlays of an earlier injection whose renders read, in `pod`, what they read then.

@@ -692,6 +692,62 @@ fn a_kept_render_merged_in_place_or_beside_the_users_overrides_agrees_with_rende
     );
 }
 
+#[test]
+fn answers_from_spare_items_are_the_patches_injection_gives() {
+    // A pod without probes leaves the sidecar as the render gave it, and its items come back for
+    // the next pod; the probe rewrite changes the proxy's env, and that proxy must not come back.
+    let (cached, uncached) = embedded_with_and_without_render_cache();
+    let probes = pod();
+    let mut plain = pod();
+    plain["spec"]["containers"][0]
+        .as_object_mut()
+        .expect("a container")
+        .shift_remove("readinessProbe");
+    let mut user_proxy = plain.clone();
+    user_proxy["spec"]["containers"]
+        .as_array_mut()
+        .expect("containers")
+        .push(json!({"name": "istio-proxy", "image": "auto", "resources": {"limits": {"cpu": "2"}}}));
+    let rounds = [
+        &plain,
+        &plain,
+        &plain,
+        &probes,
+        &plain,
+        &probes,
+        &probes,
+        &user_proxy,
+        &plain,
+    ];
+    let mut most_spares = 0;
+    for (round, pod) in rounds.into_iter().enumerate() {
+        let request = Request {
+            pod: Some(pod),
+            ..Request::default()
+        };
+        let expected = injected(uncached.inject(&request).expect("injects")).1;
+        let Answer::Injected { patch, .. } = cached.answer(&request).expect("answers") else {
+            panic!("round {round}: skipped");
+        };
+        assert_eq!(
+            String::from_utf8(patch).unwrap(),
+            String::from_utf8(expected).unwrap(),
+            "round {round}"
+        );
+        most_spares = most_spares.max(cached.render_cache().spares());
+    }
+    assert!(most_spares > 0, "items came back to the kept renders");
+    let Answer::Skipped { .. } = injector("disabled", false)
+        .answer(&Request {
+            pod: Some(&plain),
+            ..Request::default()
+        })
+        .expect("answers")
+    else {
+        panic!("policy disabled skips");
+    };
+}
+
 /// [`pod`] as ServiceAccount admission leaves it: a projected token volume named `token`,
 /// mounted by the container.
 fn pod_with_token(token: &str) -> Value {

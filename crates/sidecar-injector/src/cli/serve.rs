@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use injector_core::explain::ConfigOrigin;
-use injector_engine::pipeline::{Injector, Options, Outcome, Request};
+use injector_engine::pipeline::{Answer, Injector, Options, Request};
 use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
@@ -160,18 +160,17 @@ impl injector_server::Injector for Engine {
             path_env: input.path_env.clone(),
             owner: None,
         };
-        match injector.inject(&request) {
-            Ok(Outcome::Skipped { decision }) => (
+        match injector.answer(&request) {
+            Ok(Answer::Skipped { decision }) => (
                 AdmissionOutcome::Skipped {
                     reason: decision.rule.id().to_owned(),
                 },
                 true,
             ),
-            Ok(Outcome::Injected {
+            Ok(Answer::Injected {
                 patch,
                 decision,
                 blind_to_token_volume,
-                ..
             }) => (
                 AdmissionOutcome::Patched {
                     patch,
