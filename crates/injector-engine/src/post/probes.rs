@@ -42,10 +42,11 @@ const HANDLERS: [(&str, &str, &str); 2] = [
 
 /// Rewrites the pod's probes when the pod has a proxy and rewriting is on (the annotation when it
 /// parses as a bool, else `values_setting`, the values' `sidecarInjectorWebhook.rewriteAppHTTPProbe`).
-/// `mesh_status_port` is the mesh `defaultConfig.statusPort`.
-pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i64) {
+/// `mesh_status_port` is the mesh `defaultConfig.statusPort`. Whether it wrote the proxy's env
+/// (the app probers).
+pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i64) -> bool {
     if !has_sidecar(pod) {
-        return;
+        return false;
     }
     let annotations = pod
         .member("metadata")
@@ -57,12 +58,14 @@ pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i6
         .and_then(|v| parse_go_bool(&v))
         .unwrap_or(values_setting);
     if !rewrite {
-        return;
+        return false;
     }
+    let mut wrote_env = false;
     if let Some(probers) = dump_app_probers(pod, mesh_status_port) {
         let previously_injected = annotation(crate::status::STATUS_ANNOTATION).is_some();
         if let Some(sidecar) = find_sidecar_mut(pod) {
             merge_or_append_probers(previously_injected, env_mut(sidecar), &probers);
+            wrote_env = true;
         }
     }
     // An unparseable annotation gives port 0, as Go's `strconv.Atoi` error path does.
@@ -75,6 +78,7 @@ pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i6
             }
         }
     }
+    wrote_env
 }
 
 /// The JSON of every app probe (keys sorted), or `None` when there is none.

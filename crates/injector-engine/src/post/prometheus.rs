@@ -80,14 +80,15 @@ pub fn merge_enabled(pod: &Value, mesh_enable_merge: Option<bool>) -> bool {
 }
 
 /// Applies metrics merging to the pod. `status_port` is the **mesh** `defaultConfig.statusPort`.
+/// Whether it wrote the proxy's env (the scrape configuration).
 pub fn apply_prometheus_merge(
     pod: &mut Value,
     mesh_enable_merge: Option<bool>,
     status_port: u32,
-) -> Result<(), PrometheusError> {
+) -> Result<bool, PrometheusError> {
     let pairs: Vec<(String, String, String)> = sorted_pairs(pod);
     if !scrape_enabled(&pairs) || !merge_enabled(pod, mesh_enable_merge) {
-        return Ok(());
+        return Ok(false);
     }
     let target_port = status_port.to_string();
     if pairs
@@ -95,9 +96,10 @@ pub fn apply_prometheus_merge(
         .any(|(_, key, value)| key == PORT && *value == target_port)
     {
         // Already merged (a re-injection) or set by the user on purpose.
-        return Ok(());
+        return Ok(false);
     }
     let config = scrape_configuration(&pairs, status_port)?;
+    let mut wrote_env = false;
     if !config.is_empty()
         && let Some(sidecar) = find_sidecar_mut(pod)
     {
@@ -105,6 +107,7 @@ pub fn apply_prometheus_merge(
         entry.insert("name".into(), SCRAPE_CONFIG_ENV.into());
         entry.insert("value".into(), config.to_json().into());
         env_mut(sidecar).push(Value::Object(entry));
+        wrote_env = true;
     }
     let annotations = annotations_mut(pod);
     annotations.retain(|key, _| {
@@ -115,7 +118,7 @@ pub fn apply_prometheus_merge(
     annotations.insert("prometheus.io/port".into(), target_port.into());
     annotations.insert("prometheus.io/path".into(), "/stats/prometheus".into());
     annotations.insert("prometheus.io/scrape".into(), "true".into());
-    Ok(())
+    Ok(wrote_env)
 }
 
 /// Sets `prometheus.istio.io/secure-port` from the proxy's `ENVOY_SECURE_MERGED_METRICS_PORT`

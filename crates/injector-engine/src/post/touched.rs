@@ -1,11 +1,12 @@
 //! Where post-processing writes: the guide of the pod's last round trip.
 //!
 //! Post-processing changes a merged, normalized pod in few places: the pod's annotations and
-//! labels, the proxy container's `env` (cluster and network, Prometheus and probe variables), the
-//! other containers' probes and lifecycle handlers (probe rewriting) and the order of the
-//! container lists. [`guide`] names exactly those places, so the round trip after it walks them
-//! and leaves the rest of the pod (most of it) as it is. Debug builds check the result against
-//! the full walk. A step that writes anywhere else must be named here.
+//! labels, the proxy container's `env` (cluster and network, Prometheus and probe variables; the
+//! steps say when they wrote it), the other containers' probes and lifecycle handlers (probe
+//! rewriting) and the order of the container lists. [`guide`] names exactly those places, so the
+//! round trip after it walks them and leaves the rest of the pod (most of it) as it is. Debug
+//! builds check the result against the full walk. A step that writes anywhere else must be named
+//! here.
 
 use serde_json::Value;
 
@@ -17,8 +18,9 @@ use crate::{
 /// The container fields probe rewriting replaces.
 const REWRITTEN: [&str; 4] = ["readinessProbe", "livenessProbe", "startupProbe", "lifecycle"];
 
-/// The guide of the round trip of `pod` after post-processing.
-pub fn guide(pod: &Value) -> Guide {
+/// The guide of the round trip of `pod` after post-processing; `proxy_env_written` says whether a
+/// step wrote the proxy's `env` (a long list, walked only then).
+pub fn guide(pod: &Value, proxy_env_written: bool) -> Guide {
     let all = |names: &[&str]| {
         Guide::Fields(
             names
@@ -33,7 +35,11 @@ pub fn guide(pod: &Value) -> Guide {
                 .iter()
                 .map(|container| {
                     if name_of(container) == PROXY_CONTAINER {
-                        all(&["env"])
+                        if proxy_env_written {
+                            all(&["env"])
+                        } else {
+                            Guide::Skip
+                        }
                     } else {
                         all(&REWRITTEN)
                     }
@@ -57,4 +63,29 @@ pub fn guide(pod: &Value) -> Guide {
             ]),
         ),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_proxys_env_is_walked_only_when_a_step_wrote_it() {
+        let pod =
+            json!({"spec": {"initContainers": [{"name": "istio-proxy"}], "containers": [{"name": "app"}]}});
+        let proxy = |guide: &Guide| guide.field("spec").field("initContainers").item(0).clone();
+        assert_eq!(proxy(&guide(&pod, false)), Guide::Skip);
+        assert_eq!(proxy(&guide(&pod, true)).field("env"), &Guide::All);
+        assert_eq!(
+            guide(&pod, false)
+                .field("spec")
+                .field("containers")
+                .item(0)
+                .field("readinessProbe"),
+            &Guide::All,
+            "the other containers' probes are walked either way"
+        );
+    }
 }

@@ -49,13 +49,13 @@ pub fn resolve_cluster_and_network(
 }
 
 /// Moves the proxy env vars named in `proxy_envs` to the end of the proxy container's env, with
-/// the values of `proxy_envs`, sorted by name.
-pub fn overwrite_cluster_info(pod: &mut Value, proxy_envs: &BTreeMap<String, String>) {
+/// the values of `proxy_envs`, sorted by name. Whether it wrote the proxy's env.
+pub fn overwrite_cluster_info(pod: &mut Value, proxy_envs: &BTreeMap<String, String>) -> bool {
     if proxy_envs.is_empty() {
-        return;
+        return false;
     }
     let Some(sidecar) = find_sidecar_mut(pod) else {
-        return;
+        return false;
     };
     let env = env_mut(sidecar);
     env.retain(|e| {
@@ -69,6 +69,7 @@ pub fn overwrite_cluster_info(pod: &mut Value, proxy_envs: &BTreeMap<String, Str
         entry.insert("value".into(), value.clone().into());
         env.push(Value::Object(entry));
     }
+    true
 }
 
 #[cfg(test)]
