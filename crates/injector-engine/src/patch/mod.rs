@@ -241,12 +241,16 @@ impl PatchWriter<'_> {
     ) -> Result<(), PatchError> {
         let mark = self.path.len();
         self.path.push('/');
-        for c in key.chars() {
-            match c {
-                '~' => self.path.push_str("~0"),
-                '/' => self.path.push_str("~1"),
-                c => self.path.push(c),
+        if key.contains(['~', '/']) {
+            for c in key.chars() {
+                match c {
+                    '~' => self.path.push_str("~0"),
+                    '/' => self.path.push_str("~1"),
+                    c => self.path.push(c),
+                }
             }
+        } else {
+            self.path.push_str(key);
         }
         let result = write(self);
         self.path.truncate(mark);
@@ -261,7 +265,7 @@ impl PatchWriter<'_> {
     ) -> Result<(), PatchError> {
         let mark = self.path.len();
         self.path.push('/');
-        self.path.push_str(&index.to_string());
+        push_decimal(&mut self.path, index);
         let result = write(self);
         self.path.truncate(mark);
         result
@@ -288,6 +292,15 @@ impl PatchWriter<'_> {
         };
         write(&mut self.out, &self.path).map_err(|e| PatchError(e.to_string()))
     }
+}
+
+/// Appends `number` in decimal (a list index in a pointer, without a `String` of its own).
+fn push_decimal(out: &mut String, number: usize) {
+    if number >= 10 {
+        push_decimal(out, number / 10);
+    }
+    // A digit: `number % 10` is below 10.
+    out.push(char::from(b'0' + (number % 10) as u8));
 }
 
 /// Writes `value`, copying the text of a known value when `value` or an item of it (when it is a
@@ -425,6 +438,17 @@ mod tests {
         let text = String::from_utf8(patch.clone()).expect("utf-8");
         assert!(text.contains(r#""path":"/a~1b~0c/3""#), "{text}");
         assert_eq!(apply_patch(&original, &patch).expect("applies"), injected);
+
+        let long: Vec<u32> = (0..120).collect();
+        let mut changed = long.clone();
+        changed[0] = 1000;
+        changed[10] = 1010;
+        changed[109] = 1109;
+        let patch = create_patch(&json!({"l": long}), &json!({"l": changed})).expect("creates");
+        let text = String::from_utf8(patch).expect("utf-8");
+        for index in ["0", "10", "109"] {
+            assert!(text.contains(&format!(r#""path":"/l/{index}""#)), "{text}");
+        }
     }
 
     #[test]
