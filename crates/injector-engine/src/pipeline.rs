@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Each stage is its own folder or module: [`crate::decide`] (annotation validation, template
-//! selection), [`crate::prepare`] with [`prepare`] here (the template data's inputs),
+//! selection), [`crate::prepare`] with `prepare` here (the template data's inputs),
 //! [`crate::render`] (the template data and functions) with [`render_cache`] (renders reused
 //! by exactly what they read, and [`spares`]: the copies of their items that a webhook answer
 //! is done with, handed to the next pod), the merge ([`strategic_merge`], [`crate::normalize`] and

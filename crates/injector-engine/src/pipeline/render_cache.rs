@@ -369,8 +369,9 @@ const NONDETERMINISTIC: &[&str] = &[
     "encryptAES",
 ];
 
-/// Whether a template's text calls none of the [`NONDETERMINISTIC`] functions. Conservative: the
-/// name anywhere as a word (even in a comment or a string) counts as a call.
+/// Whether a template's text calls none of the `NONDETERMINISTIC` functions (`now`,
+/// `randAlphaNum`, ...). Conservative: the name anywhere as a word (even in a comment or a
+/// string) counts as a call.
 pub fn deterministic(template_text: &str) -> bool {
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     !template_text

@@ -2,7 +2,7 @@
 //!
 //! A pod that reuses a kept render gets the render's new list items (the sidecar's containers and
 //! volumes, most of an injected pod) as copies of the normalized items of its template pod
-//! ([`super::merge_guide`]). Copying them is a good part of an injection's work, and so is
+//! (the pipeline's `merge_guide`). Copying them is a good part of an injection's work, and so is
 //! freeing them once the patch is written. When the caller needs only the patch (the webhook,
 //! [`super::Injector::answer`]), the items the finished pod still holds unchanged are taken back
 //! here instead of freed, and the next pod of the render gets them without a copy.

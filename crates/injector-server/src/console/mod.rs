@@ -4,9 +4,9 @@
 //!
 //! Nothing here is on the admission path except [`ring::AdmissionRing::push`], which never
 //! waits. The console's requests are served by their own tasks; the explanations it re-runs go
-//! to the blocking pool one at a time ([`Console::explain_slot`]), so a browser can never take
+//! to the blocking pool one at a time (`Console::explain_slot`), so a browser can never take
 //! the CPU that admissions need. Everything the browser loads is embedded in the binary
-//! ([`assets`]); the page fetches nothing from elsewhere (its Content-Security-Policy says so).
+//! (`assets`); the page fetches nothing from elsewhere (its Content-Security-Policy says so).
 //!
 //! Modules: [`ring`] (recent admissions), [`history`] (configuration loads and their diffs),
 //! [`series`] (the figures), [`csrf`] (the POST's protection), `routes` (HTTP), `backend` (what

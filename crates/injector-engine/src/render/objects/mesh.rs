@@ -1,5 +1,5 @@
 //! Istio's mesh API types (`istio.io/api/mesh/v1alpha1`) as schemas for
-//! [`GoStruct`](super::gostruct::GoStruct), backed by their protobuf JSON: `*v1alpha1.ProxyConfig`,
+//! `GoStruct` (the `gostruct` module), backed by their protobuf JSON: `*v1alpha1.ProxyConfig`,
 //! `*v1alpha1.MeshConfig` and what the templates reach through them (`Tracing`,
 //! `ClientTLSSettings`). Every message has protobuf's nil-safe `GetX` getters; fields that are
 //! `oneof`s in Go (`ClusterName`, `Tracer`, `Provider`) are reachable only through their getters,
