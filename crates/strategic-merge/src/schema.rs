@@ -218,18 +218,57 @@ impl Schema {
     }
 
     /// The schema of the value of field `key` (for a list field, of its elements), to merge a
-    /// sub-document with [`crate::strategic_merge`]. `None` if the field does not exist.
+    /// sub-document with [`crate::strategic_merge`]. `None` if the field does not exist (or
+    /// this is not a struct). What [`Self::lookup_slice`], then [`Self::lookup_struct`], give,
+    /// without making their errors.
     pub fn field(&self, key: &str) -> Option<Schema> {
-        match self.lookup_slice(key) {
-            Ok((schema, _)) => Some(schema),
-            Err(_) => self.lookup_struct(key).ok().map(|(schema, _)| schema),
+        self.def().filter(|def| def.kind == GoKind::Struct)?;
+        let field_schema = self.at(self.find_field(key)?.ty);
+        match field_schema.def() {
+            Some(def) if def.kind == GoKind::Slice => Some(self.at(def.elem)),
+            _ => Some(field_schema),
         }
+    }
+
+    /// Whether this position is a struct (its fields can be looked up).
+    pub fn is_struct(&self) -> bool {
+        self.def().is_some_and(|def| def.kind == GoKind::Struct)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_is_what_the_slice_then_the_struct_lookup_give() {
+        let pod = Schema::pod();
+        for ty in 0..pod.types.len() {
+            let schema = pod.at(u16::try_from(ty).expect("few types"));
+            let names = schema.def().map_or(&[][..], |def| def.fields);
+            let mut keys: Vec<String> = names.iter().map(|field| field.json.to_owned()).collect();
+            keys.extend(names.iter().map(|field| field.json.to_uppercase()));
+            keys.push("notAField".to_owned());
+            for key in &keys {
+                let looked_up = match schema.lookup_slice(key) {
+                    Ok((found, _)) => Some(found.ty),
+                    Err(_) => schema.lookup_struct(key).ok().map(|(found, _)| found.ty),
+                };
+                assert_eq!(
+                    schema.field(key).map(|found| found.ty),
+                    looked_up,
+                    "{}.{key}",
+                    schema.type_name()
+                );
+            }
+        }
+        let labels = pod.field("metadata").and_then(|meta| meta.field("labels"));
+        assert!(pod.is_struct());
+        assert!(
+            labels.is_some_and(|labels| !labels.is_struct()),
+            "a map is no struct"
+        );
+    }
 
     #[test]
     fn pod_merge_keys() {

@@ -105,6 +105,11 @@ fn prepare_object<'a>(
     let Value::Object(members) = overlay else {
         return (overlay.clone(), Plan::All);
     };
+    // Below anything but a struct (a map of labels, a field the schema does not know) no list is
+    // merged by key: the overlay goes in as it is.
+    let Some(schema) = schema.filter(Schema::is_struct) else {
+        return (overlay.clone(), plan_of(overlay));
+    };
     let mut out = Map::with_capacity(members.len());
     let mut plans = Vec::with_capacity(members.len());
     for (name, value) in members {
@@ -113,22 +118,21 @@ fn prepare_object<'a>(
             out.insert(name.clone(), value.clone());
             continue;
         }
-        let merge_key = schema
-            .and_then(|schema| schema.lookup_slice(name).ok())
-            .filter(|(_, meta)| !meta.merge_key.is_empty() && meta.strategies().contains(&"merge"))
-            .map(|(_, meta)| meta.merge_key);
-        let (member, plan) = match (value, merge_key) {
-            (Value::Array(items), Some(key)) => keyed_list(
-                items,
-                key,
-                normalized.and_then(|n| n.member(name)),
-                pod.and_then(|p| p.member(name)),
-            ),
-            (Value::Object(_), _) => prepare_object(
+        let (member, plan) = match value {
+            Value::Array(items) => match merge_key(&schema, name) {
+                Some(key) => keyed_list(
+                    items,
+                    key,
+                    normalized.and_then(|n| n.member(name)),
+                    pod.and_then(|p| p.member(name)),
+                ),
+                None => (value.clone(), Plan::All),
+            },
+            Value::Object(_) => prepare_object(
                 value,
                 normalized.and_then(|n| n.member(name)),
                 pod.and_then(|p| p.member(name)),
-                schema.and_then(|schema| schema.field(name)),
+                schema.field(name),
             ),
             _ => (value.clone(), Plan::All),
         };
@@ -136,6 +140,29 @@ fn prepare_object<'a>(
         plans.push((name.as_str(), plan));
     }
     (Value::Object(out), Plan::Fields(plans))
+}
+
+/// The plan of an overlay that goes in as it is: every member it names, all the way down.
+fn plan_of(overlay: &Value) -> Plan<'_> {
+    match overlay {
+        Value::Object(members) => Plan::Fields(
+            members
+                .iter()
+                .filter(|(name, _)| !name.starts_with('$'))
+                .map(|(name, value)| (name.as_str(), plan_of(value)))
+                .collect(),
+        ),
+        _ => Plan::All,
+    }
+}
+
+/// The key of list field `name` of `schema` when Go merges the list by key.
+fn merge_key(schema: &Schema, name: &str) -> Option<&'static str> {
+    schema
+        .lookup_slice(name)
+        .ok()
+        .filter(|(_, meta)| !meta.merge_key.is_empty() && meta.strategy.split(',').any(|s| s == "merge"))
+        .map(|(_, meta)| meta.merge_key)
 }
 
 /// The merge key's value of a list item, when it has a plain one.
@@ -233,6 +260,34 @@ mod tests {
         assert_eq!(guide.field("spec").field("containers").item(0), &Guide::All);
         assert_eq!(guide.field("spec").field("containers").item(1), &Guide::Skip);
         assert_eq!(guide.field("metadata"), &Guide::Skip);
+    }
+
+    #[test]
+    fn a_map_goes_in_as_it_is_and_its_plan_names_its_members() {
+        let overlay = json!({"metadata": {"labels": {"app": "web", "$patch": "replace"},
+                                          "annotations": {"a": "1"}},
+                             "spec": {"nodeSelector": {"disk": "ssd"}, "unknownField": {"x": {"y": 1}}}});
+        let (prepared, plan) = prepare(&overlay, None, &json!({}));
+        assert_eq!(prepared, overlay);
+        let mut merged = overlay.clone();
+        let guide = plan.finish(&mut merged, &Spares::default());
+        let labels = guide.field("metadata").field("labels");
+        assert_eq!(labels.field("app"), &Guide::All);
+        assert_eq!(labels.field("$patch"), &Guide::Skip, "a directive is no member");
+        assert_eq!(
+            labels.field("other"),
+            &Guide::Skip,
+            "what the pod had is not walked"
+        );
+        assert_eq!(guide.field("metadata").field("name"), &Guide::Skip);
+        assert_eq!(
+            guide.field("spec").field("nodeSelector").field("disk"),
+            &Guide::All
+        );
+        assert_eq!(
+            guide.field("spec").field("unknownField").field("x").field("y"),
+            &Guide::All
+        );
     }
 
     #[test]
