@@ -285,7 +285,9 @@ pub(crate) fn normalize_element_order(
 /// Go's `findMapInSliceBasedOnKeyValue`: first object in `list` whose `key` equals `value`.
 pub(crate) fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>, MergeError> {
     for (i, v) in list.iter().enumerate() {
-        let m = v.as_object().ok_or(MergeError::NotAMap(i))?;
+        let Some(m) = v.as_object() else {
+            return Err(MergeError::NotAMap(i));
+        };
         if let Some(candidate) = m.member(key)
             && go_eq(candidate, value)?
         {
