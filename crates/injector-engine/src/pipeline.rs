@@ -303,6 +303,9 @@ impl Injector {
                 copied,
                 decision,
             } => {
+                // `copied` holds addresses of values below the pod's root, which live in their
+                // lists' and maps' buffers: the pod moved here since the patch was written, they
+                // did not.
                 for kept in injected.reused.iter().flat_map(|overlays| overlays.iter()) {
                     kept.take_back(&mut injected.pod, &copied);
                 }
