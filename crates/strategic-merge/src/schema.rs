@@ -98,8 +98,8 @@ pub struct PatchMeta {
 
 impl PatchMeta {
     /// The strategies as Go's `strings.Split(tag, ",")` returns them.
-    pub fn strategies(&self) -> Vec<&'static str> {
-        self.strategy.split(',').collect()
+    pub fn strategies(&self) -> impl Iterator<Item = &'static str> {
+        self.strategy.split(',')
     }
 }
 
@@ -286,7 +286,7 @@ mod tests {
         let (_, ports) = container.lookup_slice("ports").expect("ports");
         assert_eq!(ports.merge_key, "containerPort");
         let (_, volumes) = spec.lookup_slice("volumes").expect("volumes");
-        assert_eq!(volumes.strategies(), vec!["merge", "retainKeys"]);
+        assert_eq!(volumes.strategies().collect::<Vec<_>>(), ["merge", "retainKeys"]);
         let (_, tolerations) = spec.lookup_slice("tolerations").expect("tolerations");
         assert_eq!(
             tolerations,

@@ -161,7 +161,7 @@ fn merge_key(schema: &Schema, name: &str) -> Option<&'static str> {
     schema
         .lookup_slice(name)
         .ok()
-        .filter(|(_, meta)| !meta.merge_key.is_empty() && meta.strategy.split(',').any(|s| s == "merge"))
+        .filter(|(_, meta)| !meta.merge_key.is_empty() && meta.strategies().any(|s| s == "merge"))
         .map(|(_, meta)| meta.merge_key)
 }
 
