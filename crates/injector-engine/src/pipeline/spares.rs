@@ -41,12 +41,11 @@ impl Spares {
     /// A copy of `item` (an item of the kept render's template pod): a spare when there is one,
     /// else a new copy.
     pub fn copy_of(&self, item: &Value) -> Value {
-        let spare = self.slots.lock().ok().and_then(|mut slots| {
-            slots
-                .iter_mut()
-                .find(|slot| slot.item == address(item))
-                .and_then(|slot| slot.copies.pop())
-        });
+        let spare = self
+            .slots
+            .lock()
+            .ok()
+            .and_then(|mut slots| slot(&mut slots, item).copies.pop());
         spare.unwrap_or_else(|| item.clone())
     }
 
@@ -76,17 +75,7 @@ impl Spares {
                 let Some(name) = item.member("name").filter(|name| name.is_string()) else {
                     continue;
                 };
-                let slot = match slots.iter().position(|slot| slot.item == address(item)) {
-                    Some(index) => &mut slots[index],
-                    None => {
-                        slots.push(Slot {
-                            item: address(item),
-                            copies: Vec::new(),
-                        });
-                        let last = slots.len() - 1;
-                        &mut slots[last]
-                    }
-                };
+                let slot = slot(&mut slots, item);
                 if slot.copies.len() >= PER_ITEM {
                     continue;
                 }
@@ -115,6 +104,22 @@ impl Spares {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The slot of `item` (made when it has none yet).
+fn slot<'s>(slots: &'s mut Vec<Slot>, item: &Value) -> &'s mut Slot {
+    let at = address(item);
+    let index = match slots.iter().position(|slot| slot.item == at) {
+        Some(index) => index,
+        None => {
+            slots.push(Slot {
+                item: at,
+                copies: Vec::new(),
+            });
+            slots.len() - 1
+        }
+    };
+    &mut slots[index]
 }
 
 #[cfg(test)]
