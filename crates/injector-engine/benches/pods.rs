@@ -61,16 +61,18 @@ pub fn injected_request<'a>(injector: &Injector, pod: &'a Value) -> Option<Reque
     matches!(injector.inject(&request), Ok(Outcome::Injected { .. })).then_some(request)
 }
 
-/// A ReplicaSet-created pod with these containers.
+/// A ReplicaSet-created pod with these containers, its keys in the order the API server writes
+/// them (Go struct fields in declaration order, map keys sorted), as `bench/reviews.py` writes the
+/// same pod for Istio's injector.
 pub fn pod(containers: Vec<Value>) -> Value {
     json!({
-        "apiVersion": "v1", "kind": "Pod",
+        "kind": "Pod", "apiVersion": "v1",
         "metadata": {
             "generateName": "web-5d8f9c-", "namespace": "shop",
-            "labels": {"app": "web", "version": "v1", "pod-template-hash": "5d8f9c"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f9c", "controller": true, "uid": "0b1c"}]
+            "labels": {"app": "web", "pod-template-hash": "5d8f9c", "version": "v1"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f9c", "uid": "0b1c", "controller": true}]
         },
-        "spec": {"serviceAccountName": "web", "containers": containers}
+        "spec": {"containers": containers, "serviceAccountName": "web"}
     })
 }
 
@@ -83,9 +85,9 @@ pub fn container(name: &str, env: usize) -> Value {
         "name": name, "image": "registry.example.com/shop/web:1.4.2",
         "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
         "env": env,
-        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}},
-        "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 5},
-        "volumeMounts": [{"name": "config", "mountPath": "/etc/web"}]
+        "resources": {"limits": {"cpu": "1", "memory": "512Mi"}, "requests": {"cpu": "100m", "memory": "128Mi"}},
+        "volumeMounts": [{"name": "config", "mountPath": "/etc/web"}],
+        "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 5}
     })
 }
 
