@@ -5,10 +5,14 @@
 //! [`DecodeError`] whose text is sent back as `allowed: false` with `status.message`, as Istio
 //! does; a decoding problem is never an HTTP error and never a panic.
 
+mod without_managed_fields;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use without_managed_fields::WithoutManagedFields;
 
 /// `admission.k8s.io/v1`.
 pub const V1: &str = "admission.k8s.io/v1";
@@ -98,19 +102,24 @@ struct RawReview {
     request: Option<Box<serde_json::value::RawValue>>,
 }
 
-/// The whole review in one pass (see [`decode_strict`]).
+/// The whole review in one pass (see [`decode_strict`]), its object decoded as `O`.
 #[derive(Deserialize)]
-struct WholeReview {
+struct WholeReview<O> {
     #[serde(rename = "apiVersion", default)]
     api_version: Option<String>,
     #[serde(default)]
     kind: Option<String>,
-    #[serde(default)]
-    request: Option<RawRequest>,
+    #[serde(default = "none")]
+    request: Option<RawRequest<O>>,
+}
+
+/// `None`, whatever `T` is (serde's `default` would ask `T: Default` of the object's type).
+fn none<T>() -> Option<T> {
+    None
 }
 
 #[derive(Deserialize)]
-struct RawRequest {
+struct RawRequest<O> {
     #[serde(default)]
     uid: Option<String>,
     #[serde(default)]
@@ -123,8 +132,14 @@ struct RawRequest {
     operation: Option<String>,
     #[serde(rename = "dryRun", default)]
     dry_run: Option<bool>,
-    #[serde(default)]
-    object: Option<Value>,
+    #[serde(default = "none")]
+    object: Option<O>,
+}
+
+impl From<WithoutManagedFields> for Value {
+    fn from(object: WithoutManagedFields) -> Value {
+        object.0
+    }
 }
 
 #[derive(Deserialize)]
@@ -142,7 +157,23 @@ struct RawGvk {
 /// they can be read before the fault (invalid JSON or UTF-8 further on, a field of the wrong
 /// type), so that the denial reaches the API server under the request's `uid`.
 pub fn decode(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
-    decode_strict(body).map_err(|mut error| {
+    decode_as::<Value>(body)
+}
+
+/// [`decode`] for an injector that ignores the object's `metadata.managedFields` (see
+/// [`crate::injector::Injector::ignores_managed_fields`]): they are read over, their JSON checked,
+/// and left out of [`AdmissionRequest::object`]. Every other member decodes as [`decode`]
+/// decodes it, and so do the errors.
+pub fn decode_ignoring_managed_fields(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
+    decode_as::<WithoutManagedFields>(body)
+}
+
+/// [`decode`] with the object decoded as `O`.
+fn decode_as<O>(body: &[u8]) -> Result<AdmissionRequest, DecodeError>
+where
+    O: for<'de> Deserialize<'de> + Into<Value>,
+{
+    decode_strict::<O>(body).map_err(|mut error| {
         if error.uid.is_none() || error.version.is_none() {
             let ids = crate::review_ids::read_review_ids(body);
             if error.uid.is_none() {
@@ -165,11 +196,14 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
 /// A well-formed review is read in one pass. Only when that fails is it read again in two (the
 /// envelope first, keeping `request` as text), so that the error says which part is wrong and
 /// the envelope's own faults (version, kind) are told before the request's.
-fn decode_strict(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
+fn decode_strict<O>(body: &[u8]) -> Result<AdmissionRequest, DecodeError>
+where
+    O: for<'de> Deserialize<'de> + Into<Value>,
+{
     // The body's UTF-8 checked once, whole (ASCII a word at a time), rather than string by string.
     let whole = std::str::from_utf8(body)
         .ok()
-        .and_then(|text| serde_json::from_str::<WholeReview>(text).ok());
+        .and_then(|text| serde_json::from_str::<WholeReview<O>>(text).ok());
     if let Some(review) = whole {
         return check(review.api_version, review.kind, || Ok(review.request));
     }
@@ -181,7 +215,7 @@ fn decode_strict(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
     check(raw.api_version, raw.kind, || match raw.request {
         // A JSON `null` request decodes as `None` too.
         None => Ok(None),
-        Some(request) => serde_json::from_str(request.get())
+        Some(request) => serde_json::from_str::<RawRequest<O>>(request.get())
             .map(Some)
             .map_err(|e| format!("could not decode AdmissionReview.request: {e}")),
     })
@@ -189,10 +223,10 @@ fn decode_strict(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
 
 /// The checks of a decoded envelope, in order: version, kind, request (decoded by `request`
 /// only once the envelope is known good), uid, the request's kind and its object.
-fn check(
+fn check<O: Into<Value>>(
     api_version: Option<String>,
     kind: Option<String>,
-    request: impl FnOnce() -> Result<Option<RawRequest>, String>,
+    request: impl FnOnce() -> Result<Option<RawRequest<O>>, String>,
 ) -> Result<AdmissionRequest, DecodeError> {
     let fail = |version, uid, message: String| DecodeError {
         version,
@@ -248,7 +282,7 @@ fn check(
              check the rules of the MutatingWebhookConfiguration"
         )));
     }
-    let object = match req.object {
+    let object = match req.object.map(Into::into) {
         Some(o @ Value::Object(_)) => o,
         Some(Value::Null) | None => {
             return Err(with_uid(
@@ -387,6 +421,47 @@ mod tests {
             "namespace": "ns", "operation": "CREATE", "dryRun": true,
             "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-"}, "spec": {}}
         })
+    }
+
+    #[test]
+    fn ignoring_managed_fields_leaves_them_out_and_decodes_the_rest_alike() {
+        let mut request = pod_request();
+        request["object"]["metadata"]["managedFields"] =
+            json!([{"manager": "kube-controller-manager", "fieldsV1": {"f:metadata": {}}}]);
+        request["object"]["metadata"]["labels"] = json!({"app": "web"});
+        let body = review(V1, request);
+        let kept = decode(&body).expect("decodes");
+        let ignored = decode_ignoring_managed_fields(&body).expect("decodes");
+        let mut expected = kept.clone();
+        expected.object["metadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .shift_remove("managedFields");
+        assert!(kept.object["metadata"].get("managedFields").is_some());
+        assert_eq!(ignored, expected);
+
+        // The same errors, for the envelope, the request and the object alike.
+        let broken = [
+            b"{not json".to_vec(),
+            review("admission.k8s.io/v2", pod_request()),
+            review(V1, json!({"uid": "u-4", "dryRun": "yes"})),
+            review(V1, json!({"uid": "u-5", "object": "a pod"})),
+            review(V1, json!({"uid": "u-6", "object": {"kind": "Secret"}})),
+            review(
+                V1,
+                json!({"uid": "u-7", "object": {"metadata": {"managedFields": 1}, "spec": 2}}),
+            )[..60]
+                .to_vec(),
+        ];
+        for body in broken {
+            assert!(decode(&body).is_err());
+            assert_eq!(
+                decode_ignoring_managed_fields(&body).err(),
+                decode(&body).err(),
+                "{}",
+                String::from_utf8_lossy(&body)
+            );
+        }
     }
 
     #[test]

@@ -523,7 +523,12 @@ async fn read_body<I: Injector>(
 
 /// Decode: the AdmissionReview; a problem with it is an HTTP 200 with `allowed: false`.
 fn decode_review<I: Injector>(shared: &Shared<I>, body: &[u8]) -> Step<AdmissionRequest> {
-    admission::decode(body).map_err(|e| {
+    let decoded = if shared.injector.ignores_managed_fields() {
+        admission::decode_ignoring_managed_fields(body)
+    } else {
+        admission::decode(body)
+    };
+    decoded.map_err(|e| {
         let m = &shared.metrics;
         m.fail(FailureType::Decode);
         m.success.inc();

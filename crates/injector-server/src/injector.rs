@@ -45,7 +45,8 @@ pub trait Injector: Send + Sync + 'static {
     /// (it drops them before injecting and keeps them out of its patch). When they do, the
     /// outcome cache leaves them out of its key: the API server stamps each entry with the
     /// second it was written, so the pods of one scale-up differ there from second to second.
-    /// `false` by default.
+    /// The server does not decode them either: the objects the injector is handed have no
+    /// `metadata.managedFields`. `false` by default.
     fn ignores_managed_fields(&self) -> bool {
         false
     }
