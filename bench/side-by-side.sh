@@ -109,7 +109,7 @@ start_server() { # kind
     engine) cmd=("$ours" serve --injector-config "$CONFIG" --values "$VALUES" --mesh "$MESH" --native-sidecars true
                  --addr "127.0.0.1:$PORT" --monitoring-addr "127.0.0.1:$MON_PORT" --write-ca "$OUT/ca.pem"
                  --outcome-cache-mib 0) ;;
-    ceiling) cmd=("$ceiling" --patch-from "$OUT/ours-replicaset.out" --addr "127.0.0.1:$PORT"
+    ceiling) cmd=("$ceiling" --patch-from "$OUT/ours-replicaset.out" --outcome-cache-mib 0 --addr "127.0.0.1:$PORT"
                   --monitoring-addr "127.0.0.1:$MON_PORT" --write-ca "$OUT/ca.pem") ;;
   esac
   local t0; t0=$(date +%s%N)

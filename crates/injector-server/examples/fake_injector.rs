@@ -9,11 +9,14 @@
 //! `--patch-from RESPONSE` makes it the server's ceiling for bench/side-by-side.sh: every pod
 //! gets the patch bytes of RESPONSE (an AdmissionReview response saved from `sidecar-injector
 //! serve` for the same review), so the bytes on the wire are the real engine's while no engine
-//! runs. The example runs on mimalloc, the binary's allocator, so that the ceiling differs from
-//! `serve` only by the engine.
+//! runs. Like the real engine it then ignores the pods' `managedFields` (the server does not
+//! decode them). The example runs on mimalloc, the binary's allocator, so that the ceiling
+//! differs from `serve` only by the engine; `--outcome-cache-mib 0` turns its outcome cache off,
+//! as `serve --outcome-cache-mib 0` does.
 //!
 //! Options (all optional): `--addr 127.0.0.1:15017 --monitoring-addr 127.0.0.1:15014
-//! --write-ca /tmp/ca.pem --patch-from response.json --max-concurrency 64 --log-format text|json --inline` (`--inline`
+//! --write-ca /tmp/ca.pem --patch-from response.json --max-concurrency 64 --outcome-cache-mib 8
+//! --log-format text|json --inline` (`--inline`
 //! runs the engine on the async worker instead of the blocking pool). Logs per admission are
 //! at `info`; set `RUST_LOG=warn` under load.
 
@@ -121,6 +124,11 @@ impl Injector for FakeEngine {
             },
         }
     }
+
+    /// With a canned patch it stands in for the real engine, which ignores them.
+    fn ignores_managed_fields(&self) -> bool {
+        self.canned.is_some()
+    }
 }
 
 /// The JSON Patch of a saved AdmissionReview response, decoded from `response.patch`.
@@ -172,6 +180,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     options.inline_injector = args.iter().any(|a| a == "--inline");
     if let Some(n) = arg(&args, "--max-concurrency") {
         options.max_concurrency = n.parse()?;
+    }
+    if let Some(mib) = arg(&args, "--outcome-cache-mib") {
+        options.outcome_cache_bytes = mib.parse::<usize>()? << 20;
     }
     let config = ConfigStore::watch_files(Vec::new(), WatchOptions::default(), |_files| {
         Ok(FakeConfig {
