@@ -100,7 +100,9 @@ def main():
         types = json.load(f)
     failed = False
     try:
-        subprocess.run([script, "up", plane], check=True, stdout=subprocess.DEVNULL)
+        if subprocess.run([script, "up", plane], stdout=subprocess.DEVNULL).returncode != 0:
+            print("reviews_check: the test control plane did not come up (its errors above)")
+            return True
 
         def kubectl(*words, stdin=None):
             return subprocess.run([os.path.join(plane, "kubectl"), *words], input=stdin, capture_output=True,
@@ -155,8 +157,8 @@ def main():
         if not args.keep:
             subprocess.run([script, "down", plane], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             shutil.rmtree(work, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+    return failed
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(1 if main() else 0)
