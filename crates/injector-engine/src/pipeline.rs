@@ -469,9 +469,11 @@ impl Injector {
             None => {
                 let inputs = self.template_inputs(&prepared);
                 let template_data = data::template_data(&inputs, &self.template_values);
+                let keep = cacheable && self.render_cache.keeps(&fixed);
                 let mut source = Overlays::Render {
                     data: &template_data,
-                    kept: cacheable.then(Vec::new),
+                    kept: keep.then(Vec::new),
+                    names_token_volume: (cacheable && !keep).then_some(false),
                 };
                 let base = Value::clone(&pod);
                 let (merged, reads) = if cacheable {
@@ -485,12 +487,25 @@ impl Injector {
                     )
                 };
                 let (merged, template_pod) = merged?;
-                if let (Some(reads), Overlays::Render { kept: Some(kept), .. }) = (reads, source) {
-                    let kept: Vec<render_cache::Kept> =
-                        kept.into_iter().map(render_cache::Kept::new).collect();
-                    blind_to_token_volume =
-                        self.render_cache
-                            .insert(fixed, &prepared.stripped, reads, kept.into());
+                match (reads, source) {
+                    (Some(reads), Overlays::Render { kept: Some(kept), .. }) => {
+                        let kept: Vec<render_cache::Kept> =
+                            kept.into_iter().map(render_cache::Kept::new).collect();
+                        blind_to_token_volume =
+                            self.render_cache
+                                .insert(fixed, &prepared.stripped, reads, kept.into());
+                    }
+                    (
+                        Some(reads),
+                        Overlays::Render {
+                            names_token_volume: Some(named),
+                            ..
+                        },
+                    ) => {
+                        blind_to_token_volume =
+                            render_cache::blind_to_token_volume(&prepared.stripped, &reads, named);
+                    }
+                    _ => {}
                 }
                 (merged, template_pod, Some(pod), prepared.proxy_config.clone())
             }
@@ -739,12 +754,14 @@ impl Overlay<'_> {
 }
 
 /// Where an injection's overlays come from: the render cache, or rendering (keeping copies for
-/// the cache when `kept` is `Some`).
+/// the cache when `kept` is `Some`; when `names_token_volume` is `Some`, noting there whether an
+/// overlay names a token volume, for renders the cache does not keep).
 enum Overlays<'a> {
     Cached(render_cache::Overlays),
     Render {
         data: &'a gotemplate::Value,
         kept: Option<Vec<Value>>,
+        names_token_volume: Option<bool>,
     },
 }
 
@@ -764,10 +781,19 @@ impl Overlays<'_> {
                 .get(index)
                 .map(|kept| kept.overlay.clone())
                 .unwrap_or_default()),
-            Overlays::Render { data, kept } => {
+            Overlays::Render {
+                data,
+                kept,
+                names_token_volume,
+            } => {
                 let overlay = render_overlay(template, data)?;
                 if let Some(kept) = kept {
                     kept.push(overlay.clone());
+                }
+                if let Some(named) = names_token_volume
+                    && !*named
+                {
+                    *named = render_cache::names_token_volume(&overlay);
                 }
                 Ok(overlay)
             }
@@ -782,7 +808,7 @@ impl Overlays<'_> {
                 .get(index)
                 .map(|kept| kept.overlay.clone())
                 .unwrap_or_default()),
-            Overlays::Render { data, kept } => match kept.as_ref().and_then(|k| k.get(index)) {
+            Overlays::Render { data, kept, .. } => match kept.as_ref().and_then(|k| k.get(index)) {
                 Some(overlay) => Ok(overlay.clone()),
                 None => render_overlay(template, data),
             },

@@ -326,7 +326,9 @@ fn webhook_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(), S
             .inject(&request)
             .map_err(|e| format!("document {index}: {e}"))?;
         // The same pod again is served by the render cache (its guided merge and round trips;
-        // debug builds check them against the plain ones): the patch must not change.
+        // debug builds check them against the plain ones): the patch must not change. A pod that
+        // is its own owner has its render kept only on this second injection, and is served from
+        // the cache by the answers below.
         let again = injector
             .inject(&request)
             .map_err(|e| format!("document {index}, injected again: {e}"))?;

@@ -21,11 +21,18 @@
 //! Templates that call a function whose result is not determined by its arguments (`now`,
 //! `randAlphaNum`, `uuidv4`, `genCA`, ...) are never cached ([`deterministic`]).
 //!
-//! Bounded: at most `capacity` entries, at most [`PER_FAMILY`] per [`Fixed`] key (a
-//! StatefulSet's pods, which each read their own name label, would otherwise fill it); when the
-//! cache is full it is emptied (cheap, and a steady workload refills it at once).
+//! Bounded: at most `capacity` entries, at most [`PER_FAMILY`] per [`Fixed`] key; when the cache
+//! is full it is emptied (cheap, and a steady workload refills it at once).
+//!
+//! A pod that is its own owner (Istio's rule: no `generateName` and controller, as for a
+//! StatefulSet's pods, which are named, or a bare pod) is the only pod of its family: the owner's
+//! name is the pod's. Its render is kept only the second time that family comes (the same pod
+//! created again, a dry run followed by the create): keeping every such render would copy each
+//! overlay only to drop it, and a StatefulSet's rollout would empty the cache of every other
+//! workload's renders ([`RenderCache::keeps`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
@@ -191,6 +198,21 @@ pub struct Reuse {
     pub blind_to_token_volume: bool,
 }
 
+/// [`Reuse::blind_to_token_volume`] of renders that are not kept: whether none of what they read
+/// of `pod` (`reads`) holds [`TOKEN_VOLUME_PREFIX`], given whether one of their overlays does
+/// ([`names_token_volume`]).
+pub fn blind_to_token_volume(pod: &Value, reads: &[Read], an_overlay_names_it: bool) -> bool {
+    !an_overlay_names_it
+        && !reads
+            .iter()
+            .any(|read| read.holds(pod, TOKEN_VOLUME_PREFIX, holds))
+}
+
+/// Whether an overlay holds [`TOKEN_VOLUME_PREFIX`] (in a string or a key).
+pub fn names_token_volume(overlay: &Value) -> bool {
+    holds(overlay, TOKEN_VOLUME_PREFIX)
+}
+
 /// Whether a JSON value holds `needle` in a string or a key.
 fn holds(value: &Value, needle: &str) -> bool {
     match value {
@@ -200,15 +222,6 @@ fn holds(value: &Value, needle: &str) -> bool {
             .iter()
             .any(|(key, value)| key.contains(needle) || holds(value, needle)),
         Value::Null | Value::Bool(_) | Value::Number(_) => false,
-    }
-}
-
-/// Whether an observation (or the key it looked up) holds `needle`.
-fn seen_holds(read: &Read, seen: &Seen, needle: &str) -> bool {
-    let key = matches!(read, Read::Entry(_, key) if key.contains(needle));
-    key || match seen {
-        Seen::Whole(value) | Seen::Entry(Some(value)) => holds(value, needle),
-        Seen::Entry(None) | Seen::Member(_) | Seen::Length(_) => false,
     }
 }
 
@@ -222,6 +235,9 @@ impl Entry {
 struct Families {
     by_key: HashMap<Fixed, Vec<Entry>, foldhash::fast::RandomState>,
     entries: usize,
+    /// The families of one pod (see the module documentation) seen once and not kept: their
+    /// keys' hashes, emptied with the entries.
+    seen_once: HashSet<u64, foldhash::fast::RandomState>,
 }
 
 /// A bounded cache of renders keyed by exactly what they read. See the module documentation.
@@ -294,10 +310,37 @@ impl RenderCache {
             })
     }
 
+    /// Whether the renders of a pod of this family are to be kept: always, unless the pod is its
+    /// own owner and its family has not come before (see the module documentation). A family of
+    /// one pod seen for the first time is noted, and its next render is kept.
+    pub fn keeps(&self, fixed: &Fixed) -> bool {
+        if !self.enabled() {
+            return false;
+        }
+        let [_, kind, ..] = &fixed.owner;
+        if kind != "Pod" {
+            return true;
+        }
+        let mut families = self.lock();
+        if families.by_key.contains_key(fixed) {
+            return true;
+        }
+        let hash = families.by_key.hasher().hash_one(fixed);
+        if families.seen_once.len() >= self.capacity.saturating_mul(4) {
+            families.seen_once.clear();
+        }
+        !families.seen_once.insert(hash)
+    }
+
     /// Keeps the overlays rendered for `pod`, which read `reads` of it. Returns whether the
     /// renders were blind to the token volume's name ([`Reuse::blind_to_token_volume`]), also
     /// when nothing is kept.
     pub fn insert(&self, fixed: Fixed, pod: &Value, reads: Vec<Read>, overlays: Overlays) -> bool {
+        let blind_to_token_volume = blind_to_token_volume(
+            pod,
+            &reads,
+            overlays.iter().any(|kept| names_token_volume(&kept.overlay)),
+        );
         let reads: Vec<(Read, Seen)> = reads
             .into_iter()
             .map(|read| {
@@ -305,12 +348,6 @@ impl RenderCache {
                 (read, seen)
             })
             .collect();
-        let blind_to_token_volume = !reads
-            .iter()
-            .any(|(read, seen)| seen_holds(read, seen, TOKEN_VOLUME_PREFIX))
-            && !overlays
-                .iter()
-                .any(|kept| holds(&kept.overlay, TOKEN_VOLUME_PREFIX));
         if !self.enabled() {
             return blind_to_token_volume;
         }
@@ -322,6 +359,7 @@ impl RenderCache {
         let mut families = self.lock();
         if families.entries >= self.capacity {
             families.by_key.clear();
+            families.seen_once.clear();
             families.entries = 0;
         }
         let family = families.by_key.entry(fixed).or_default();
@@ -400,6 +438,33 @@ mod tests {
 
     fn overlays(text: &str) -> Overlays {
         Arc::from(vec![Kept::new(Value::String(text.to_owned()))])
+    }
+
+    fn own(name: &str) -> Fixed {
+        Fixed {
+            owner: ["v1".into(), "Pod".into(), name.into(), "ns".into()],
+            ..fixed(name)
+        }
+    }
+
+    #[test]
+    fn a_family_of_one_pod_is_kept_from_its_second_coming() {
+        let cache = RenderCache::new(2);
+        assert!(cache.keeps(&fixed("web")), "a workload's family is always kept");
+        assert!(!cache.keeps(&own("db-0")), "first sight: noted only");
+        assert!(!cache.keeps(&own("db-1")));
+        assert!(cache.keeps(&own("db-0")), "second sight: kept");
+        cache.insert(own("db-0"), &Value::Null, vec![], overlays("a"));
+        assert!(cache.keeps(&own("db-0")), "held");
+        // The notes are bounded: past four times the capacity they start over.
+        for i in 2..10 {
+            cache.keeps(&own(&format!("db-{i}")));
+        }
+        assert!(!cache.keeps(&own("db-1")), "forgotten");
+        assert!(
+            !RenderCache::new(0).keeps(&fixed("web")),
+            "a disabled cache keeps nothing"
+        );
     }
 
     #[test]

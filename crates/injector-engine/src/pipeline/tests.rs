@@ -774,6 +774,49 @@ fn patch_and_blindness(injector: &Injector, pod: &Value) -> (String, bool) {
     }
 }
 
+/// [`pod_with_token`] as a StatefulSet creates it: named, with no `generateName`, so that (by
+/// Istio's rule) the pod is its own owner.
+fn stateful_pod_with_token(name: &str, token: &str) -> Value {
+    let mut pod = pod_with_token(token);
+    let metadata = pod["metadata"].as_object_mut().expect("metadata");
+    metadata.shift_remove("generateName");
+    metadata.insert("name".to_owned(), json!(name));
+    metadata.insert(
+        "ownerReferences".to_owned(),
+        json!([{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "controller": true, "uid": "s"}]),
+    );
+    pod
+}
+
+/// A pod that is its own owner is the only pod of its render family: its render is kept when the
+/// same pod comes again, not the first time, and what it answers never depends on that.
+#[test]
+fn a_pod_that_is_its_own_owner_is_kept_only_when_it_comes_again() {
+    let (cached, uncached) = embedded_with_and_without_render_cache();
+    let first = stateful_pod_with_token("db-0", TOKEN_NAMES[0]);
+    let (expected, _) = patch_and_blindness(&uncached, &first);
+    for (round, kept) in [(1, 0), (2, 1), (3, 1)] {
+        assert_eq!(
+            patch_and_blindness(&cached, &first),
+            (expected.clone(), true),
+            "round {round}: the same patch, blind to the token volume whether kept or not"
+        );
+        assert_eq!(cached.render_cache().len(), kept, "round {round}");
+    }
+    for i in 1..4 {
+        let other = stateful_pod_with_token(&format!("db-{i}"), TOKEN_NAMES[i % 3]);
+        assert_eq!(
+            patch_and_blindness(&cached, &other),
+            (patch_and_blindness(&uncached, &other).0, true)
+        );
+    }
+    assert_eq!(
+        cached.render_cache().len(),
+        1,
+        "the other pods, seen once, are not kept"
+    );
+}
+
 const TOKEN_NAMES: [&str; 3] = [
     "kube-api-access-7xk2p",
     "kube-api-access-b4zqq",
@@ -835,6 +878,10 @@ fn a_template_that_reads_or_writes_such_a_name_is_not_blind_to_the_token_volume(
         for name in TOKEN_NAMES {
             let (patch, blind) = patch_and_blindness(&injector, &pod_with_token(name));
             assert_eq!(blind, expected, "{what}: {patch}");
+            // Told alike of a render the cache does not keep (a pod that is its own owner, seen
+            // once).
+            let (patch, blind) = patch_and_blindness(&injector, &stateful_pod_with_token(name, name));
+            assert_eq!(blind, expected, "{what}, a render not kept: {patch}");
         }
     }
 }
