@@ -469,11 +469,16 @@ impl Injector {
             None => {
                 let inputs = self.template_inputs(&prepared);
                 let template_data = data::template_data(&inputs, &self.template_values);
-                let keep = cacheable && self.render_cache.keeps(&fixed);
+                let noting = if !cacheable {
+                    Noting::Nothing
+                } else if self.render_cache.keeps(&fixed) {
+                    Noting::Copies(Vec::new())
+                } else {
+                    Noting::TokenVolumeNamed(false)
+                };
                 let mut source = Overlays::Render {
                     data: &template_data,
-                    kept: keep.then(Vec::new),
-                    names_token_volume: (cacheable && !keep).then_some(false),
+                    noting,
                 };
                 let base = Value::clone(&pod);
                 let (merged, reads) = if cacheable {
@@ -488,7 +493,13 @@ impl Injector {
                 };
                 let (merged, template_pod) = merged?;
                 match (reads, source) {
-                    (Some(reads), Overlays::Render { kept: Some(kept), .. }) => {
+                    (
+                        Some(reads),
+                        Overlays::Render {
+                            noting: Noting::Copies(kept),
+                            ..
+                        },
+                    ) => {
                         let kept: Vec<render_cache::Kept> =
                             kept.into_iter().map(render_cache::Kept::new).collect();
                         blind_to_token_volume =
@@ -498,7 +509,7 @@ impl Injector {
                     (
                         Some(reads),
                         Overlays::Render {
-                            names_token_volume: Some(named),
+                            noting: Noting::TokenVolumeNamed(named),
                             ..
                         },
                     ) => {
@@ -753,16 +764,25 @@ impl Overlay<'_> {
     }
 }
 
-/// Where an injection's overlays come from: the render cache, or rendering (keeping copies for
-/// the cache when `kept` is `Some`; when `names_token_volume` is `Some`, noting there whether an
-/// overlay names a token volume, for renders the cache does not keep).
+/// Where an injection's overlays come from: the render cache, or rendering (noting what the
+/// render cache needs of them).
 enum Overlays<'a> {
     Cached(render_cache::Overlays),
     Render {
         data: &'a gotemplate::Value,
-        kept: Option<Vec<Value>>,
-        names_token_volume: Option<bool>,
+        noting: Noting,
     },
+}
+
+/// What is noted of rendered overlays for the render cache.
+enum Noting {
+    /// Nothing: the renders are not cacheable.
+    Nothing,
+    /// Copies of them, for the cache to keep.
+    Copies(Vec<Value>),
+    /// Whether one names a token volume, for renders the cache does not keep
+    /// ([`render_cache::blind_to_token_volume`]).
+    TokenVolumeNamed(bool),
 }
 
 impl Overlays<'_> {
@@ -781,19 +801,14 @@ impl Overlays<'_> {
                 .get(index)
                 .map(|kept| kept.overlay.clone())
                 .unwrap_or_default()),
-            Overlays::Render {
-                data,
-                kept,
-                names_token_volume,
-            } => {
+            Overlays::Render { data, noting } => {
                 let overlay = render_overlay(template, data)?;
-                if let Some(kept) = kept {
-                    kept.push(overlay.clone());
-                }
-                if let Some(named) = names_token_volume
-                    && !*named
-                {
-                    *named = render_cache::names_token_volume(&overlay);
+                match noting {
+                    Noting::Nothing => {}
+                    Noting::Copies(kept) => kept.push(overlay.clone()),
+                    Noting::TokenVolumeNamed(named) => {
+                        *named = *named || render_cache::names_token_volume(&overlay);
+                    }
                 }
                 Ok(overlay)
             }
@@ -808,9 +823,9 @@ impl Overlays<'_> {
                 .get(index)
                 .map(|kept| kept.overlay.clone())
                 .unwrap_or_default()),
-            Overlays::Render { data, kept, .. } => match kept.as_ref().and_then(|k| k.get(index)) {
-                Some(overlay) => Ok(overlay.clone()),
-                None => render_overlay(template, data),
+            Overlays::Render { data, noting } => match noting {
+                Noting::Copies(kept) if index < kept.len() => Ok(kept[index].clone()),
+                _ => render_overlay(template, data),
             },
         }
     }

@@ -222,7 +222,9 @@ impl Schema {
     /// this is not a struct). What [`Self::lookup_slice`], then [`Self::lookup_struct`], give,
     /// without making their errors.
     pub fn field(&self, key: &str) -> Option<Schema> {
-        self.def().filter(|def| def.kind == GoKind::Struct)?;
+        if !self.is_struct() {
+            return None;
+        }
         let field_schema = self.at(self.find_field(key)?.ty);
         match field_schema.def() {
             Some(def) if def.kind == GoKind::Slice => Some(self.at(def.elem)),

@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::member::Members;
-use crate::render::objects::reads::{Read, Seen};
+use crate::render::objects::reads::{Read, Seen, resolve};
 
 /// The most entries kept for one [`Fixed`] key; the oldest goes first.
 pub const PER_FAMILY: usize = 8;
@@ -205,7 +205,22 @@ pub fn blind_to_token_volume(pod: &Value, reads: &[Read], an_overlay_names_it: b
     !an_overlay_names_it
         && !reads
             .iter()
-            .any(|read| read.holds(pod, TOKEN_VOLUME_PREFIX, holds))
+            .any(|read| read_holds(read, pod, TOKEN_VOLUME_PREFIX))
+}
+
+/// Whether what `read` sees in `pod` (or the key it looks up) holds `needle`: [`Read::observe`]
+/// without the copy.
+fn read_holds(read: &Read, pod: &Value, needle: &str) -> bool {
+    match read {
+        Read::Whole(path) => holds(resolve(pod, path), needle),
+        Read::Entry(path, key) => {
+            key.contains(needle)
+                || resolve(pod, path)
+                    .member(key)
+                    .is_some_and(|value| holds(value, needle))
+        }
+        Read::Member(..) | Read::Length(_) => false,
+    }
 }
 
 /// Whether an overlay holds [`TOKEN_VOLUME_PREFIX`] (in a string or a key).

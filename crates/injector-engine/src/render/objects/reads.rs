@@ -116,21 +116,6 @@ impl Read {
         }
     }
 
-    /// Whether what this observation sees in `root` holds `needle`, as `holds` tells of a value
-    /// (the key of an [`Read::Entry`] included): [`Self::observe`] without the copy.
-    pub fn holds(&self, root: &Json, needle: &str, holds: impl Fn(&Json, &str) -> bool) -> bool {
-        match self {
-            Read::Whole(path) => holds(resolve(root, path), needle),
-            Read::Entry(path, key) => {
-                key.contains(needle)
-                    || resolve(root, path)
-                        .member(key)
-                        .is_some_and(|value| holds(value, needle))
-            }
-            Read::Member(..) | Read::Length(_) => false,
-        }
-    }
-
     fn path(&self) -> &[Seg] {
         match self {
             Read::Whole(path) | Read::Member(path, _) | Read::Length(path) | Read::Entry(path, _) => path,
