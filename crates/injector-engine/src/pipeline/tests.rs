@@ -885,3 +885,85 @@ fn a_template_that_reads_or_writes_such_a_name_is_not_blind_to_the_token_volume(
         }
     }
 }
+
+/// What [`Injector::answer_without_rendering`] gives: `None`, or the patch `answer` gives
+/// (a skip or an error as they are).
+fn quick_patch(injector: &Injector, pod: &Value) -> Option<Result<String, String>> {
+    let request = Request {
+        pod: Some(pod),
+        ..Request::default()
+    };
+    let answer = injector.answer_without_rendering(&request).transpose()?;
+    Some(match answer {
+        Ok(Answer::Injected { patch, .. }) => Ok(String::from_utf8(patch).expect("UTF-8")),
+        Ok(Answer::Skipped { decision }) => Ok(format!("skipped: {}", decision.rule.id())),
+        Err(error) => Err(error.0),
+    })
+}
+
+/// Answering without rendering serves exactly what a kept render would give and refuses the
+/// rest, leaving the render cache as it was.
+#[test]
+fn an_answer_without_rendering_comes_only_from_a_kept_render() {
+    let (cached, uncached) = embedded_with_and_without_render_cache();
+    let replica = pod_with_token(TOKEN_NAMES[0]);
+    assert_eq!(quick_patch(&cached, &replica), None, "nothing is kept yet");
+    assert_eq!(cached.render_cache().len(), 0, "a refusal keeps nothing");
+    let (expected, _) = patch_and_blindness(&uncached, &replica);
+    assert_eq!(patch_and_blindness(&cached, &replica).0, expected);
+    assert_eq!(
+        quick_patch(&cached, &replica),
+        Some(Ok(expected)),
+        "the kept render serves it"
+    );
+    let sibling = pod_with_token(TOKEN_NAMES[1]);
+    assert_eq!(
+        quick_patch(&cached, &sibling),
+        Some(Ok(patch_and_blindness(&uncached, &sibling).0)),
+        "and the next replica of the workload"
+    );
+
+    let mut skipped = pod();
+    skipped["metadata"]["annotations"] = json!({"sidecar.istio.io/inject": "false"});
+    assert_eq!(
+        quick_patch(&uncached, &skipped),
+        Some(Ok("skipped: podOverride".to_owned())),
+        "a pod that is not injected needs no render"
+    );
+    let mut invalid = pod();
+    invalid["metadata"]["annotations"] = json!({"traffic.sidecar.istio.io/includeOutboundIPRanges": "bad"});
+    let error = uncached
+        .answer(&Request {
+            pod: Some(&invalid),
+            ..Request::default()
+        })
+        .expect_err("invalid annotation");
+    assert_eq!(
+        quick_patch(&uncached, &invalid),
+        Some(Err(error.0)),
+        "nor one whose annotations are wrong"
+    );
+    assert_eq!(
+        quick_patch(&uncached, &replica),
+        None,
+        "without a render cache, every injection renders"
+    );
+}
+
+/// A refusal is not a sighting: a pod that is its own owner is kept on its second answer
+/// whether or not it was asked without rendering in between.
+#[test]
+fn a_refused_answer_does_not_count_as_a_family_seen() {
+    let (cached, uncached) = embedded_with_and_without_render_cache();
+    let pod = stateful_pod_with_token("db-0", TOKEN_NAMES[0]);
+    let (expected, _) = patch_and_blindness(&uncached, &pod);
+    for _ in 0..3 {
+        assert_eq!(quick_patch(&cached, &pod), None);
+    }
+    assert_eq!(patch_and_blindness(&cached, &pod).0, expected);
+    assert_eq!(quick_patch(&cached, &pod), None, "seen once: not kept");
+    assert_eq!(cached.render_cache().len(), 0);
+    assert_eq!(patch_and_blindness(&cached, &pod).0, expected);
+    assert_eq!(cached.render_cache().len(), 1, "kept on its second answer");
+    assert_eq!(quick_patch(&cached, &pod), Some(Ok(expected)));
+}

@@ -370,3 +370,68 @@ async fn inline_injector_mode_behaves_the_same() {
     assert_eq!(r.json()["response"], json!({"uid": "s", "allowed": true}));
     server.stop().await;
 }
+
+/// The engine is asked for a quick answer first, on the async worker; only what it cannot
+/// answer so (a render, a sleep) goes to the blocking pool, and a body over the limit goes
+/// there without asking. Quick answers are cached like any other, and a panic in either
+/// place is an internal error.
+#[tokio::test]
+async fn quick_answers_skip_the_blocking_pool() {
+    let server = TestServer::start().await;
+    let mut c = server.client(Proto::H2).await;
+    let post = |uid: &str, annotations: serde_json::Value| review("admission.k8s.io/v1", uid, annotations);
+
+    let r = c.post("/inject", post("q1", json!({}))).await.expect("resp");
+    assert_eq!(decoded_patch(&r.json())[0]["value"], "fake-1");
+    assert_eq!(server.calls.counts(), (1, 0), "answered quickly, never admitted");
+    let r = c.post("/inject", post("q2", json!({}))).await.expect("resp");
+    assert_eq!(decoded_patch(&r.json())[0]["value"], "fake-1");
+    assert_eq!(
+        server.calls.counts(),
+        (1, 0),
+        "the same pod again: from the outcome cache"
+    );
+
+    let r = c
+        .post("/inject", post("r1", json!({"test/render": "true"})))
+        .await
+        .expect("resp");
+    assert_eq!(decoded_patch(&r.json())[0]["value"], "fake-1");
+    assert_eq!(
+        server.calls.counts(),
+        (2, 1),
+        "declined, then admitted on the pool"
+    );
+
+    let big = json!({"test/render": "false", "padding": "x".repeat(injector_server::QUICK_BODY_LIMIT)});
+    let r = c.post("/inject", post("big", big)).await.expect("resp");
+    assert_eq!(r.json()["response"]["allowed"], true);
+    assert_eq!(
+        server.calls.counts(),
+        (2, 2),
+        "a body over the limit is not asked about"
+    );
+
+    for (uid, annotations) in [
+        ("panics quickly", json!({"test/action": "panic"})),
+        (
+            "panics on the pool",
+            json!({"test/action": "panic", "test/render": "true"}),
+        ),
+    ] {
+        let r = c.post("/inject", post(uid, annotations)).await.expect("resp");
+        let message = r.json()["response"]["status"]["message"].clone();
+        assert!(
+            message.as_str().unwrap_or("").contains("internal error"),
+            "{uid}: {message}"
+        );
+    }
+    let r = c
+        .post("/inject", post("after", json!({"x": "y"})))
+        .await
+        .expect("resp");
+    assert_eq!(r.json()["response"]["allowed"], true, "the server is still fine");
+    let m = server.metrics().await;
+    assert_eq!(metric(&m, "sidecar_injection_cache_hits_total"), Some(1.0), "{m}");
+    server.stop().await;
+}
