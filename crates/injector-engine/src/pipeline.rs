@@ -174,27 +174,9 @@ pub enum Answer {
     },
 }
 
-/// Whether an injection may render its templates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rendering {
-    Allowed,
-    /// Only kept renders may serve it ([`Injector::answer_without_rendering`]).
-    Refused,
-}
-
-impl Rendering {
-    /// The error of a caller that allowed rendering and still got no injection (which the
-    /// pipeline never gives it).
-    fn refused_error() -> InjectError {
-        InjectError("internal error: the injection was not rendered".to_owned())
-    }
-}
-
 /// A decision, and the pod with its patch when it was injected.
 enum Injection {
     Skipped(Decision),
-    /// Injected only by rendering a template, which the caller refused.
-    Unrendered,
     Injected {
         injected: InjectedPod,
         patch: Vec<u8>,
@@ -293,9 +275,8 @@ impl Injector {
 
     /// Decides, and injects when the decision says so.
     pub fn inject(&self, request: &Request<'_>) -> Result<Outcome, InjectError> {
-        Ok(match self.decide_and_inject(request, Rendering::Allowed)? {
+        Ok(match self.decide_and_inject(request)? {
             Injection::Skipped(decision) => Outcome::Skipped { decision },
-            Injection::Unrendered => return Err(Rendering::refused_error()),
             Injection::Injected {
                 injected,
                 patch,
@@ -314,30 +295,7 @@ impl Injector {
     /// is not kept: the kept renders it reused take back the sidecar's items it holds unchanged,
     /// and hand them to their next pods instead of copies ([`spares`]).
     pub fn answer(&self, request: &Request<'_>) -> Result<Answer, InjectError> {
-        self.answer_with(request, Rendering::Allowed)
-            .and_then(|answer| answer.ok_or_else(Rendering::refused_error))
-    }
-
-    /// [`Self::answer`] when no template has to be rendered for it: the pod is not injected, or
-    /// a kept render serves it ([`render_cache`]). `Ok(None)` when a render is needed; nothing
-    /// was rendered then, and nothing was kept or noted, so the same request answered later
-    /// (`answer`) goes exactly as if this had not been asked.
-    ///
-    /// What is left once the renders are known (the merge, post-processing and the patch) takes
-    /// time in proportion to the pod, whereas a template may take any time: a caller with a
-    /// deadline can run this at once and hand only the renders to where a deadline can cut them
-    /// short.
-    pub fn answer_without_rendering(&self, request: &Request<'_>) -> Result<Option<Answer>, InjectError> {
-        self.answer_with(request, Rendering::Refused)
-    }
-
-    fn answer_with(
-        &self,
-        request: &Request<'_>,
-        rendering: Rendering,
-    ) -> Result<Option<Answer>, InjectError> {
-        Ok(Some(match self.decide_and_inject(request, rendering)? {
-            Injection::Unrendered => return Ok(None),
+        Ok(match self.decide_and_inject(request)? {
             Injection::Skipped(decision) => Answer::Skipped { decision },
             Injection::Injected {
                 mut injected,
@@ -357,14 +315,10 @@ impl Injector {
                     blind_to_token_volume: injected.blind_to_token_volume,
                 }
             }
-        }))
+        })
     }
 
-    fn decide_and_inject(
-        &self,
-        request: &Request<'_>,
-        rendering: Rendering,
-    ) -> Result<Injection, InjectError> {
+    fn decide_and_inject(&self, request: &Request<'_>) -> Result<Injection, InjectError> {
         let Some(received) = request.pod else {
             return Err(InjectError("the admission request has no object".to_owned()));
         };
@@ -386,9 +340,7 @@ impl Injector {
         // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
         let mut original = without_managed_fields(received);
         default_namespace(&mut original, request.namespace);
-        let Some(injected) = self.inject_owned_pod(original, request, rendering)? else {
-            return Ok(Injection::Unrendered);
-        };
+        let injected = self.inject_owned_pod(original, request)?;
         // A reused render's containers and volumes have the same text in every pod they go to.
         let known: Vec<KnownText<'_>> = injected
             .reused
@@ -415,21 +367,13 @@ impl Injector {
 
     /// Istio's `injectPod`: the injected pod, without deciding.
     pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
-        self.inject_owned_pod(original.clone(), request, Rendering::Allowed)?
+        self.inject_owned_pod(original.clone(), request)
             .map(|injected| injected.pod)
-            .ok_or_else(Rendering::refused_error)
     }
 
     /// [`Self::inject_pod`] of a pod the caller hands over, with the kept renders it reused (if
-    /// it did) and whether its renders were blind to the token volume's name. `None` when a
-    /// template would have to be rendered and `rendering` refuses it: the render cache is left
-    /// as it was (looking a render up changes nothing).
-    fn inject_owned_pod(
-        &self,
-        original: Value,
-        request: &Request<'_>,
-        rendering: Rendering,
-    ) -> Result<Option<InjectedPod>, InjectError> {
+    /// it did) and whether its renders were blind to the token volume's name.
+    fn inject_owned_pod(&self, original: Value, request: &Request<'_>) -> Result<InjectedPod, InjectError> {
         let mut pod = normalize_preserving_owned("v1/Pod", original)
             .map_err(|e| InjectError(format!("failed to decode pod: {e}")))?;
         if self.options.openshift {
@@ -522,7 +466,6 @@ impl Injector {
                     self.merge_templates(&selected, base, &annotations, &mut Overlays::Cached(overlays))?;
                 (merged, template_pod, original, proxy_config)
             }
-            None if rendering == Rendering::Refused => return Ok(None),
             None => {
                 let inputs = self.template_inputs(&prepared);
                 let template_data = data::template_data(&inputs, &self.template_values);
@@ -601,11 +544,11 @@ impl Injector {
         .unwrap_or_else(|| status_of(&template_pod));
         self.post_process(&mut merged, status, &proxy_envs, &proxy_config, normalized)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
-        Ok(Some(InjectedPod {
+        Ok(InjectedPod {
             pod: merged,
             reused,
             blind_to_token_volume,
-        }))
+        })
     }
 
     /// Renders (or takes from the cache) each selected template and merges it into the template

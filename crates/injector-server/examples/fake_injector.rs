@@ -16,9 +16,8 @@
 //!
 //! Options (all optional): `--addr 127.0.0.1:15017 --monitoring-addr 127.0.0.1:15014
 //! --write-ca /tmp/ca.pem --patch-from response.json --max-concurrency 64 --outcome-cache-mib 8
-//! --log-format text|json --inline` (`--inline` runs every admission on the async worker, as
-//! `ServeOptions::inline_injector`; without it they run there too, answered by
-//! `Injector::admit_quickly`, except for bodies over `QUICK_BODY_LIMIT`). Logs per admission are
+//! --log-format text|json --inline` (`--inline`
+//! runs the engine on the async worker instead of the blocking pool). Logs per admission are
 //! at `info`; set `RUST_LOG=warn` under load.
 
 use std::collections::BTreeMap;
@@ -124,12 +123,6 @@ impl Injector for FakeEngine {
                 message: format!("failed to create patch: {e}"),
             },
         }
-    }
-
-    /// Its work is bounded by the pod's size, so it always answers on the async worker, as the
-    /// real engine does when a kept render serves the pod.
-    fn admit_quickly(&self, config: &FakeConfig, req: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
-        Some((self.admit(config, req), false))
     }
 
     /// With a canned patch it stands in for the real engine, which ignores them.

@@ -22,7 +22,7 @@ use crate::budget::{MemoryBudget, Reservation};
 use crate::config_store::ConfigStore;
 use crate::console::Console;
 use crate::console::ring::{self, AdmissionEntry, Owner};
-use crate::injector::{AdmissionInput, AdmissionOutcome, Injector, QUICK_BODY_LIMIT};
+use crate::injector::{AdmissionInput, AdmissionOutcome, Injector};
 use crate::metrics::{AdmissionMetrics, FailureType};
 use crate::outcome_cache::{CacheKey, OutcomeCache};
 use crate::path_params;
@@ -584,31 +584,18 @@ fn admission_input(request: &mut AdmissionRequest, path: &str, deadline: Instant
 }
 
 /// How the cache-or-engine step ended.
-enum EngineResult<T = AdmissionOutcome> {
+enum EngineResult {
     /// The outcome, and whether it came from the cache.
-    Done(T, bool),
+    Done(AdmissionOutcome, bool),
     /// The deadline passed before or while the engine ran.
     Late,
     /// The engine panicked or its task failed.
     Failed(String),
 }
 
-impl<T> EngineResult<Option<T>> {
-    /// `None` when the engine finished without an outcome to give.
-    fn transpose(self) -> Option<EngineResult<T>> {
-        match self {
-            EngineResult::Done(outcome, cached) => outcome.map(|outcome| EngineResult::Done(outcome, cached)),
-            EngineResult::Late => Some(EngineResult::Late),
-            EngineResult::Failed(error) => Some(EngineResult::Failed(error)),
-        }
-    }
-}
-
 /// Cache or engine: an identical admission seen under the same configuration (the replicas
 /// of a scale-up) is answered from the outcome cache, on the async worker; otherwise the
-/// engine answers at once on the async worker when it can do so without open-ended work
-/// ([`Injector::admit_quickly`]), and runs on the blocking pool (or inline) under the
-/// deadline when it cannot.
+/// engine runs on the blocking pool (or inline) under the deadline.
 async fn run_engine<I: Injector>(
     shared: &Shared<I>,
     config: Arc<I::Config>,
@@ -619,7 +606,7 @@ async fn run_engine<I: Injector>(
 ) -> EngineResult {
     // The key copies the pod, so very large ones are not cached.
     let cache = shared.cache.clone().filter(|_| body_len <= MAX_CACHED_BODY);
-    let mut key = cache.as_ref().and_then(|cache| cache.key(&input));
+    let key = cache.as_ref().and_then(|cache| cache.key(&input));
     let hit = match (&cache, &key) {
         (Some(cache), Some(key)) => cache.get(&config, key),
         _ => None,
@@ -629,28 +616,18 @@ async fn run_engine<I: Injector>(
         shared.injector.observe(&input, &outcome);
         return EngineResult::Done(outcome, true);
     }
-    if Instant::now() >= input.deadline {
-        return EngineResult::Late;
-    }
     if shared.limits.inline_injector {
         let _permit = permit;
-        return caught(|| admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input));
-    }
-    if body_len <= QUICK_BODY_LIMIT {
-        let quick = caught(|| {
-            let answer = shared.injector.admit_quickly(&config, &input)?;
-            Some(remember(
-                cache.as_deref(),
-                key.take(),
-                &*shared.injector,
-                &config,
-                &input,
-                answer,
-            ))
-        });
-        if let Some(result) = quick.transpose() {
-            return result;
+        if Instant::now() >= input.deadline {
+            return EngineResult::Late;
         }
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input)
+        }));
+        return match outcome {
+            Ok(outcome) => EngineResult::Done(outcome, false),
+            Err(_) => EngineResult::Failed("the injection engine panicked".to_owned()),
+        };
     }
     let injector = shared.injector.clone();
     // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
@@ -672,14 +649,6 @@ async fn run_engine<I: Injector>(
         Ok(Ok(Some(outcome))) => EngineResult::Done(outcome, false),
         Ok(Ok(None)) | Err(_) => EngineResult::Late,
         Ok(Err(e)) => EngineResult::Failed(e.to_string()),
-    }
-}
-
-/// Runs the engine on the calling thread, a panic answered as a failure.
-fn caught<T>(admit: impl FnOnce() -> T) -> EngineResult<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(admit)) {
-        Ok(outcome) => EngineResult::Done(outcome, false),
-        Err(_) => EngineResult::Failed("the injection engine panicked".to_owned()),
     }
 }
 
@@ -770,25 +739,11 @@ fn admit_and_remember<I: Injector>(
     config: &Arc<I::Config>,
     input: &AdmissionInput,
 ) -> AdmissionOutcome {
-    let answer = match key.as_ref().and_then(|key| key.token) {
+    let (outcome, any_token_name) = match key.as_ref().and_then(|key| key.token) {
         Some(_) => injector.admit_for_any_token_name(config, input),
         None => (injector.admit(config, input), false),
     };
-    remember(cache, key, injector, config, input, answer)
-}
-
-/// Stores the engine's outcome under `key` (whether it holds for any token volume name counts
-/// only when the pod has one) and tells the injector of it.
-fn remember<I: Injector>(
-    cache: Option<&OutcomeCache<I::Config>>,
-    key: Option<CacheKey>,
-    injector: &I,
-    config: &Arc<I::Config>,
-    input: &AdmissionInput,
-    (outcome, any_token_name): (AdmissionOutcome, bool),
-) -> AdmissionOutcome {
     if let (Some(cache), Some(key)) = (cache, key) {
-        let any_token_name = any_token_name && key.token.is_some();
         cache.insert(config, key, outcome.clone(), any_token_name);
     }
     injector.observe(input, &outcome);

@@ -3,19 +3,12 @@
 //! The engine implements [`Injector`]: a synchronous, CPU-bound function from an admission
 //! request plus the current configuration to an [`AdmissionOutcome`]. The server runs it on
 //! tokio's blocking pool so a slow render never stalls the reactor, bounded by the admission
-//! concurrency limit, unless [`Injector::admit_quickly`] answers at once: work bounded by the
-//! pod's size runs on the async worker, without the hand-off.
+//! concurrency limit.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde_json::Value;
-
-/// The largest admission body the server asks [`Injector::admit_quickly`] about: the work
-/// that method may do grows with the pod, and on the async worker it holds up other connections
-/// while it runs. Pods are a few KB; a 64 KB pod's merge and patch take well under a
-/// millisecond.
-pub const QUICK_BODY_LIMIT: usize = 64 << 10;
 
 /// The injection engine, as seen by the server.
 pub trait Injector: Send + Sync + 'static {
@@ -46,24 +39,6 @@ pub trait Injector: Send + Sync + 'static {
         request: &AdmissionInput,
     ) -> (AdmissionOutcome, bool) {
         (self.admit(config, request), false)
-    }
-
-    /// [`Self::admit_for_any_token_name`], if the outcome can be had without open-ended work:
-    /// `None` otherwise, having done nothing that changes a later [`Self::admit`] of the same
-    /// request. The server asks this first, on the async worker (for a body of at most
-    /// [`QUICK_BODY_LIMIT`] bytes), and hands the admission to the blocking pool, where the
-    /// API server's deadline can cut it short, only when it answers `None`: an answer here
-    /// saves the hand-off to another thread and back, a sizeable part of a fast admission.
-    ///
-    /// Only work bounded by the pod's size belongs here. For an engine of user templates that
-    /// means no render (a template may loop for as long as it likes); the merge of a render
-    /// kept from an earlier pod, post-processing and the patch are fine. `None` by default.
-    fn admit_quickly(
-        &self,
-        _config: &Self::Config,
-        _request: &AdmissionInput,
-    ) -> Option<(AdmissionOutcome, bool)> {
-        None
     }
 
     /// Whether outcomes ignore the object's `metadata.managedFields`, as Istio's injector does

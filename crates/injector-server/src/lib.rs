@@ -29,11 +29,10 @@
 //! `allowed: false`) → snapshot the configuration (none loaded yet: `503`, so the webhook's
 //! `failurePolicy` decides) → an identical admission seen under the same configuration (the
 //! replicas of a scale-up) is answered from the outcome cache, on the async worker → otherwise
-//! the injector answers on the async worker if it can without open-ended work
-//! ([`Injector::admit_quickly`]: for the engine, a render kept from an earlier pod serves it)
-//! → otherwise run [`Injector::admit`] on the blocking pool under the API server's deadline
-//! (`?timeout=`, else 10 s; past it: `allowed: false` saying so) → respond in the request's
-//! version with its `uid`, and log one line (uid, namespace, pod, decision, reason, duration).
+//! run [`Injector::admit`] on the blocking pool under the API
+//! server's deadline (`?timeout=`, else 10 s; past it: `allowed: false` saying so) → respond in
+//! the request's version with its `uid`, and log one line (uid, namespace, pod, decision,
+//! reason, duration).
 //!
 //! Other paths are `404`; `/ready` on the HTTPS port mirrors `/readyz`. The monitoring port
 //! serves `/metrics` (Prometheus text 0.0.4), `/healthz` and `/readyz` (JSON detail: config
@@ -98,7 +97,7 @@ mod watch;
 
 pub use config_store::{ConfigFile, ConfigFiles, ConfigStore, ReloadStatus};
 pub use extension::Extension;
-pub use injector::{AdmissionInput, AdmissionOutcome, ExplainSubject, Injector, QUICK_BODY_LIMIT};
+pub use injector::{AdmissionInput, AdmissionOutcome, ExplainSubject, Injector};
 pub use logging::{LogFormat, init_logging};
 pub use metrics::FailureType;
 pub use server::{ServeOptions, Server, run, shutdown_signal};

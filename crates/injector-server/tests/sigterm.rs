@@ -23,7 +23,7 @@ async fn sigterm_finishes_in_flight_requests_then_returns() {
         FAST_WATCH,
         load_fake_config,
     );
-    let server = injector_server::Server::bind(options(dir.path()), FakeInjector::default(), store)
+    let server = injector_server::Server::bind(options(dir.path()), FakeInjector, store)
         .await
         .expect("bind");
     let addr = server.local_addr().expect("addr");

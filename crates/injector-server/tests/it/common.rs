@@ -3,7 +3,6 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -40,74 +39,31 @@ pub fn load_fake_config(files: &injector_server::ConfigFiles) -> Result<FakeConf
 }
 
 /// A fake engine driven by the pod's `test/action` annotation:
-/// `skip`, `deny`, `sleep-ms:<N>` (then patch), `panic`; default: patch. It answers
-/// [`Injector::admit_quickly`] (the same outcome) unless the action sleeps or the pod is
-/// annotated `test/render: "true"`, which stands for a pod whose templates must be rendered.
-#[derive(Default)]
-pub struct FakeInjector {
-    /// How often it was called.
-    pub calls: Arc<Calls>,
-}
-
-/// Calls to the [`FakeInjector`].
-#[derive(Default)]
-pub struct Calls {
-    /// `admit_quickly`, answered or not.
-    pub asked_quickly: AtomicUsize,
-    /// `admit` (on the blocking pool, or inline).
-    pub admitted: AtomicUsize,
-}
-
-impl Calls {
-    /// (`asked_quickly`, `admitted`).
-    pub fn counts(&self) -> (usize, usize) {
-        (
-            self.asked_quickly.load(Ordering::SeqCst),
-            self.admitted.load(Ordering::SeqCst),
-        )
-    }
-}
+/// `skip`, `deny`, `sleep-ms:<N>` (then patch), `panic`; default: patch.
+pub struct FakeInjector;
 
 impl Injector for FakeInjector {
     type Config = FakeConfig;
     fn admit(&self, config: &FakeConfig, req: &AdmissionInput) -> AdmissionOutcome {
-        self.calls.admitted.fetch_add(1, Ordering::SeqCst);
-        fake_outcome(config, req)
-    }
-
-    fn admit_quickly(&self, config: &FakeConfig, req: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
-        self.calls.asked_quickly.fetch_add(1, Ordering::SeqCst);
-        let annotations = &req.object["metadata"]["annotations"];
-        let sleeps = annotations["test/action"]
+        let action = req.object["metadata"]["annotations"]["test/action"]
             .as_str()
-            .is_some_and(|action| action.starts_with("sleep-ms:"));
-        if sleeps || annotations["test/render"] == "true" {
-            return None;
+            .unwrap_or("patch");
+        if let Some(ms) = action.strip_prefix("sleep-ms:") {
+            std::thread::sleep(Duration::from_millis(ms.parse().unwrap_or(0)));
         }
-        Some((fake_outcome(config, req), false))
-    }
-}
-
-/// What the fake injector answers.
-fn fake_outcome(config: &FakeConfig, req: &AdmissionInput) -> AdmissionOutcome {
-    let action = req.object["metadata"]["annotations"]["test/action"]
-        .as_str()
-        .unwrap_or("patch");
-    if let Some(ms) = action.strip_prefix("sleep-ms:") {
-        std::thread::sleep(Duration::from_millis(ms.parse().unwrap_or(0)));
-    }
-    match action {
-        "skip" => AdmissionOutcome::Skipped {
-            reason: "test says skip".into(),
-        },
-        "deny" => AdmissionOutcome::Denied {
-            message: "test says deny: fix annotation test/action".into(),
-        },
-        "panic" => panic!("fake injector panics on purpose"),
-        _ => AdmissionOutcome::Patched {
-            patch: fake_patch(config, req),
-            reason: "injected".into(),
-        },
+        match action {
+            "skip" => AdmissionOutcome::Skipped {
+                reason: "test says skip".into(),
+            },
+            "deny" => AdmissionOutcome::Denied {
+                message: "test says deny: fix annotation test/action".into(),
+            },
+            "panic" => panic!("fake injector panics on purpose"),
+            _ => AdmissionOutcome::Patched {
+                patch: fake_patch(config, req),
+                reason: "injected".into(),
+            },
+        }
     }
 }
 
@@ -130,8 +86,6 @@ pub struct TestServer {
     pub config_path: PathBuf,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     pub handle: Option<tokio::task::JoinHandle<Result<(), injector_server::Error>>>,
-    /// The calls its injector got.
-    pub calls: Arc<Calls>,
 }
 
 /// Fast watch options for tests.
@@ -178,9 +132,7 @@ impl TestServer {
             FAST_WATCH,
             load_fake_config,
         );
-        let injector = FakeInjector::default();
-        let calls = injector.calls.clone();
-        let server = Server::bind(opts, injector, store).await.expect("bind");
+        let server = Server::bind(opts, FakeInjector, store).await.expect("bind");
         let addr = server.local_addr().expect("addr");
         let monitoring = server.monitoring_addr().expect("monitoring addr");
         let ca_pem = match server.cert_store().ca_pem() {
@@ -199,7 +151,6 @@ impl TestServer {
             config_path,
             shutdown: Some(tx),
             handle: Some(handle),
-            calls,
         };
         // Wait until ready (listening flag is set when serve() starts).
         ts.wait_ready().await;

@@ -90,7 +90,7 @@ async fn not_ready_until_a_configuration_loads() {
         FAST_WATCH,
         load_fake_config,
     );
-    let server = injector_server::Server::bind(opts, FakeInjector::default(), store)
+    let server = injector_server::Server::bind(opts, FakeInjector, store)
         .await
         .expect("bind");
     let (addr, mon) = (
@@ -322,7 +322,7 @@ async fn missing_certificate_files_are_not_ready_until_written() {
         FAST_WATCH,
         load_fake_config,
     );
-    let server = injector_server::Server::bind(opts, FakeInjector::default(), store)
+    let server = injector_server::Server::bind(opts, FakeInjector, store)
         .await
         .expect("bind without a certificate");
     let (addr, mon) = (

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use injector_core::explain::ConfigOrigin;
-use injector_engine::pipeline::{Answer, InjectError, Injector, Options, Request};
+use injector_engine::pipeline::{Answer, Injector, Options, Request};
 use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
@@ -128,48 +128,6 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("invalid duration {text:?} (e.g. 25s, 1m)"))
 }
 
-/// The engine's request for an admission.
-fn engine_request(input: &AdmissionInput) -> Request<'_> {
-    Request {
-        pod: Some(&input.object),
-        namespace: Some(input.namespace.as_str()),
-        path_env: input.path_env.clone(),
-        owner: None,
-    }
-}
-
-/// Logs the pod's annotations that Istio's injector no longer reads.
-fn warn_of_ignored_annotations(input: &AdmissionInput) {
-    for warning in injector_core::ignored_annotations::warnings_for_object(&input.object) {
-        tracing::warn!(namespace = %input.namespace, "{warning}");
-    }
-}
-
-/// The server's outcome of the engine's answer, and whether it holds for any name of the
-/// pod's token volume.
-fn outcome_of(answer: Result<Answer, InjectError>) -> (AdmissionOutcome, bool) {
-    match answer {
-        Ok(Answer::Skipped { decision }) => (
-            AdmissionOutcome::Skipped {
-                reason: decision.rule.id().to_owned(),
-            },
-            true,
-        ),
-        Ok(Answer::Injected {
-            patch,
-            decision,
-            blind_to_token_volume,
-        }) => (
-            AdmissionOutcome::Patched {
-                patch,
-                reason: decision.rule.id().to_owned(),
-            },
-            blind_to_token_volume,
-        ),
-        Err(error) => (AdmissionOutcome::Denied { message: error.0 }, false),
-    }
-}
-
 /// The engine, as the server calls it.
 struct Engine {
     /// Cluster mode's Event writer.
@@ -193,18 +151,35 @@ impl injector_server::Injector for Engine {
         injector: &Injector,
         input: &AdmissionInput,
     ) -> (AdmissionOutcome, bool) {
-        warn_of_ignored_annotations(input);
-        outcome_of(injector.answer(&engine_request(input)))
-    }
-
-    /// Without rendering a template: the pod is not injected, or a render kept from an earlier
-    /// pod serves it.
-    fn admit_quickly(&self, injector: &Injector, input: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
-        let answer = injector
-            .answer_without_rendering(&engine_request(input))
-            .transpose()?;
-        warn_of_ignored_annotations(input);
-        Some(outcome_of(answer))
+        for warning in injector_core::ignored_annotations::warnings_for_object(&input.object) {
+            tracing::warn!(namespace = %input.namespace, "{warning}");
+        }
+        let request = Request {
+            pod: Some(&input.object),
+            namespace: Some(input.namespace.as_str()),
+            path_env: input.path_env.clone(),
+            owner: None,
+        };
+        match injector.answer(&request) {
+            Ok(Answer::Skipped { decision }) => (
+                AdmissionOutcome::Skipped {
+                    reason: decision.rule.id().to_owned(),
+                },
+                true,
+            ),
+            Ok(Answer::Injected {
+                patch,
+                decision,
+                blind_to_token_volume,
+            }) => (
+                AdmissionOutcome::Patched {
+                    patch,
+                    reason: decision.rule.id().to_owned(),
+                },
+                blind_to_token_volume,
+            ),
+            Err(error) => (AdmissionOutcome::Denied { message: error.0 }, false),
+        }
     }
 
     /// The engine injects the pod without `managedFields` and its patch leaves them alone.
@@ -305,9 +280,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     let native = Arc::new(AtomicBool::new(native_flag.unwrap_or(true)));
     let loader = config_loader(&args.revision, native.clone());
-    // Injection is CPU-bound and, unless a kept render serves it, runs on the blocking pool:
-    // threads beyond the cores only add context switches and per-thread allocator heaps.
-    // Admissions beyond them queue (their deadline still runs).
+    // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
+    // context switches and per-thread allocator heaps. Admissions beyond them queue (their
+    // deadline still runs).
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
