@@ -7,7 +7,7 @@
 #   engine    `sidecar-injector serve --outcome-cache-mib 0` (every admission runs the engine)
 #   ceiling   our server answering the engine's own patch bytes for this review without running
 #             the engine (crates/injector-server/examples/fake_injector.rs --patch-from), on the
-#             same allocator: the most our server can carry
+#             same allocator and purge delay: the most our server can carry
 #
 # All four read the same injector config, values and mesh config (Istio's default chart,
 # $SIDECAR_INJECTOR_SHARED/istio/derived; CONFIG=, VALUES=, MESH= to change), with native
@@ -109,7 +109,9 @@ start_server() { # kind
     engine) cmd=("$ours" serve --injector-config "$CONFIG" --values "$VALUES" --mesh "$MESH" --native-sidecars true
                  --addr "127.0.0.1:$PORT" --monitoring-addr "127.0.0.1:$MON_PORT" --write-ca "$OUT/ca.pem"
                  --outcome-cache-mib 0) ;;
-    ceiling) cmd=("$ceiling" --patch-from "$OUT/ours-replicaset.out" --outcome-cache-mib 0 --addr "127.0.0.1:$PORT"
+    # The ceiling runs mimalloc with the purge delay `serve` sets for itself
+    # (crates/sidecar-injector/src/cli/memory_return.rs), so that the two differ by the engine only.
+    ceiling) cmd=(env MIMALLOC_PURGE_DELAY=100 "$ceiling" --patch-from "$OUT/ours-replicaset.out" --outcome-cache-mib 0 --addr "127.0.0.1:$PORT"
                   --monitoring-addr "127.0.0.1:$MON_PORT" --write-ca "$OUT/ca.pem") ;;
   esac
   local t0; t0=$(date +%s%N)

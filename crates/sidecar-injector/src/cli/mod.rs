@@ -16,6 +16,7 @@ mod fleet_table;
 mod inject;
 mod input;
 mod man;
+mod memory_return;
 mod outdated;
 mod output;
 mod preview;

@@ -209,36 +209,9 @@ impl injector_server::Injector for Engine {
     }
 }
 
-/// mimalloc's option for how long freed memory stays committed before it is given back.
-const PURGE_DELAY_ENV: &str = "MIMALLOC_PURGE_DELAY";
-
-/// mimalloc gives freed memory back to the OS only when the allocator is called again after
-/// its purge delay (1 s by default), so a server that goes quiet after a burst keeps the
-/// burst's peak (143 MB after one admission of a pod with 100,000 annotations). With a delay
-/// of 0 it is given back as it is freed (29 MB). mimalloc reads its options from the
-/// environment before `main`, so `serve` re-executes itself once with the option set, unless
-/// the environment already sets it (an operator's choice wins).
-fn ensure_memory_is_given_back() {
-    if std::env::var_os(PURGE_DELAY_ENV).is_some() {
-        return;
-    }
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let error = std::os::unix::process::CommandExt::exec(
-        std::process::Command::new(exe)
-            .args(std::env::args_os().skip(1))
-            .env(PURGE_DELAY_ENV, "0"),
-    );
-    // Only reached when exec failed: serve anyway, keeping memory a little longer.
-    eprintln!(
-        "warning: could not re-execute with {PURGE_DELAY_ENV}=0 ({error}); memory freed after a burst is given back later"
-    );
-}
-
 /// Runs `serve` until SIGTERM or SIGINT.
 pub fn run(args: ServeArgs) -> Result<()> {
-    ensure_memory_is_given_back();
+    super::memory_return::ensure_purge_delay();
     let format = match args.log_format {
         LogFormatArg::Text => LogFormat::Text,
         LogFormatArg::Json => LogFormat::Json,
@@ -289,6 +262,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .max_blocking_threads(cores.max(2))
         .build()
         .context("cannot start the runtime")?;
+    super::memory_return::spawn_purge_nudges();
     let mut options = ServeOptions {
         addr: args.addr,
         monitoring_addr: Some(args.monitoring_addr),

@@ -16,6 +16,7 @@ mod inject_config;
 mod inject_output;
 mod readme;
 mod serve;
+mod serve_memory;
 mod serve_reload;
 mod serve_startup;
 mod served;
