@@ -21,7 +21,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 
-use crate::util::Files;
+use crate::util::{Files, proc_status_kib};
 
 /// The memory bound: the admissions' budget (`--max-inflight-mib 128`) plus the process's own
 /// footprint and buffers, with room for a debug build.
@@ -98,12 +98,7 @@ impl Served {
 
     /// `VmHWM` of the server, in KiB.
     fn peak_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
+        proc_status_kib(self.child.id(), "VmHWM:").unwrap_or(0)
     }
 
     /// One admission on a new connection: (status, body).

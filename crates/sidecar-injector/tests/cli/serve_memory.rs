@@ -9,17 +9,12 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     served::{Served, have_curl},
-    util::Files,
+    util::{Files, proc_status_kib},
 };
 
 /// `VmRSS` or `VmHWM` of a process, in KiB.
 fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
+    proc_status_kib(pid, field).unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
 }
 
 #[test]

@@ -118,3 +118,13 @@ impl Files {
         names
     }
 }
+
+/// A size field of a process's `/proc/PID/status` (`VmRSS:`, `VmHWM:`, ...), in KiB; `None` when
+/// it cannot be read.
+pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+}
