@@ -19,7 +19,7 @@
 # connections x N/connections streams. Server pinned to CPU 0, h2load to CPU 1 (PIN=0: no pinning).
 # Per server start: start-to-ready (spawn to the first 200 admission, curl-polled every 10 ms).
 # Per run: throughput, p50/p99 of the 200s, CPU per admission (utime+stime of the server from
-# /proc), peak RSS (VmHWM). h2load's status-0 rows (requests started in the warm-up) are counted
+# /proc, from the end of the warm-up to the end of the run), peak RSS (VmHWM). h2load's status-0 rows (requests started in the warm-up) are counted
 # apart, not as failures. The table shows the median over rounds, ratios vs Istio.
 #
 # Then distinct pods (DISTINCT=0 to skip): the engine server (outcome cache off) and the ceiling
@@ -134,6 +134,12 @@ admit() { # review file -> response file
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# The server's CPU ticks once the load's warm-up is over, read in the background while the load
+# runs (both h2load and webhook_client measure from WARMUP seconds after they start): the CPU per
+# admission then counts only the work of the admissions it is divided by.
+cpu_after_warmup() { (sleep "$WARMUP"; cpu_ticks "$pid" >"$OUT/cpu-before") & snapshot=$!; }
+cpu_at_warmup_end() { wait "$snapshot"; cat "$OUT/cpu-before"; }
+
 echo "== identical pods? (ours vs Istio's, patches applied to the pod)" >&2
 for kind in engine istio; do
   start_server "$kind"
@@ -153,11 +159,11 @@ for round in $(seq "$ROUNDS"); do
     for n in $CONCURRENCY; do
       c=$(( n < 8 ? n : 8 )); m=$(( n / c ))
       rm -f "$OUT/requests.tsv"   # h2load appends to its log file
-      before=$(cpu_ticks "$pid")
+      cpu_after_warmup
       "${load_cpu[@]}" h2load -c "$c" -m "$m" -t 1 -D "$DURATION" --warm-up-time "$WARMUP" -d "$review" \
         -H 'content-type: application/json' --log-file "$OUT/requests.tsv" "https://127.0.0.1:$PORT/inject?timeout=10s" \
         >"$OUT/h2load.txt" 2>&1 || { cat "$OUT/h2load.txt" >&2; die "h2load failed against $kind"; }
-      after=$(cpu_ticks "$pid")
+      after=$(cpu_ticks "$pid"); before=$(cpu_at_warmup_end)
       rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
       python3 - "$OUT/requests.tsv" "$DURATION" "$round" "$kind" "$n" "$((after - before))" "$hz" "$rss" "$ready_ms" \
         >>"$OUT/runs.tsv" <<'PY'
@@ -193,11 +199,11 @@ if [ "${DISTINCT:-1}" != 0 ]; then
       start_server "$kind"
       for n in $CONCURRENCY; do
         c=$(( n < 8 ? n : 8 )); m=$(( n / c ))
-        before=$(cpu_ticks "$pid")
+        cpu_after_warmup
         "${load_cpu[@]}" "$load_client" load --addr "127.0.0.1:$PORT" --ca "$OUT/ca.pem" --bodies "$OUT/reviews/distinct.jsonl" \
           --connections "$c" --streams "$m" --warmup "$WARMUP" --seconds "$DURATION" >"$OUT/load.txt" 2>&1 \
           || { cat "$OUT/load.txt" >&2; die "webhook_client load failed against $kind"; }
-        after=$(cpu_ticks "$pid")
+        after=$(cpu_ticks "$pid"); before=$(cpu_at_warmup_end)
         rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
         python3 - "$OUT/load.txt" "$round" "$kind-distinct" "$n" "$((after - before))" "$hz" "$rss" "$ready_ms" \
           >>"$OUT/runs.tsv" <<'PY'
