@@ -11,6 +11,7 @@ use crate::parse::{
 };
 use crate::template::{ExecError, Template};
 use crate::value::{ElemType, ObjectKind, Value};
+use crate::watch::Watch;
 
 /// Why a walk stopped early.
 pub(crate) enum Flow {
@@ -71,6 +72,8 @@ pub(crate) struct State<'t, 'o> {
     dot_iface: bool,
     depth: usize,
     steps: u64,
+    /// Told of every call and of every value printed that is not a string.
+    watch: Option<&'o dyn Watch>,
 }
 
 /// Maximum nesting during execution: `{{template}}` calls plus the `if`/`with`/`range` bodies
@@ -79,7 +82,13 @@ pub(crate) struct State<'t, 'o> {
 pub const MAX_EXEC_DEPTH: usize = 1000;
 
 impl<'t, 'o> State<'t, 'o> {
-    pub(crate) fn new(tmpl: &'t Template, tree: &'t Tree, out: &'o mut String, dot: Value) -> Self {
+    pub(crate) fn new(
+        tmpl: &'t Template,
+        tree: &'t Tree,
+        out: &'o mut String,
+        dot: Value,
+        watch: Option<&'o dyn Watch>,
+    ) -> Self {
         State {
             tmpl,
             tree,
@@ -90,6 +99,7 @@ impl<'t, 'o> State<'t, 'o> {
             dot_iface: false,
             depth: 0,
             steps: 0,
+            watch,
         }
     }
 
@@ -372,6 +382,7 @@ impl<'t, 'o> State<'t, 'o> {
             dot_iface: false,
             depth: self.depth + 1,
             steps: self.steps,
+            watch: self.watch,
         };
         let r = st.walk_list(&new_dot, &tree.root.nodes);
         self.steps = st.steps;
@@ -609,7 +620,13 @@ impl<'t, 'o> State<'t, 'o> {
                     };
                     let base = self.args.len();
                     let r = self.eval_call_args(dot, params, None, field, args, final_);
-                    let r = r.map(|()| o.call_method(field, self.args.get(base..).unwrap_or(&[])));
+                    let r = r.map(|()| {
+                        let argv = self.args.get(base..).unwrap_or(&[]);
+                        if let Some(watch) = self.watch {
+                            watch.method(receiver, field, argv);
+                        }
+                        o.call_method(field, argv)
+                    });
                     self.args.truncate(base);
                     return match r? {
                         Ok(v) => Ok(v),
@@ -789,7 +806,12 @@ impl<'t, 'o> State<'t, 'o> {
                 None | Some(Value::Missing | Value::Nil) => "call of nil".to_string(),
                 Some(v) => format!("non-function {callee} of type {}", v.type_name()),
             }),
-            None => (f.body)(argv),
+            None => {
+                if let Some(watch) = self.watch {
+                    watch.call(name, argv);
+                }
+                (f.body)(argv)
+            }
         });
         self.args.truncate(base);
         match r? {
@@ -931,6 +953,9 @@ impl<'t, 'o> State<'t, 'o> {
             Value::Missing => self.out.push_str("<no value>"),
             Value::String(s) => self.out.push_str(s),
             v => {
+                if let Some(watch) = self.watch {
+                    watch.print(v);
+                }
                 let s = crate::fmt::sprint_value(v);
                 self.out.push_str(&s);
             }

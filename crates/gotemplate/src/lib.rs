@@ -86,9 +86,11 @@ pub mod value;
 
 mod exec;
 mod template;
+mod watch;
 
 pub use exec::MAX_EXEC_DEPTH;
 pub use funcs::{ArgType, Func, FuncMap};
 pub use parse::ParseError;
 pub use template::{Error, ExecError, Template};
 pub use value::{ElemType, IntType, List, Map, MapRead, MapWatch, Object, ObjectKind, UintType, Value};
+pub use watch::Watch;

@@ -8,6 +8,7 @@ use crate::exec::{State, finish};
 use crate::funcs::{FuncMap, builtins};
 use crate::parse::{ParseError, Tree, parse};
 use crate::value::Value;
+use crate::watch::Watch;
 
 /// An execution error, with Go's message (`template: t:1:3: executing "t" at <.x>: ...`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,8 +179,30 @@ impl Template {
                 ),
             });
         };
+        self.execute_tree_to(out, tree, data, None)
+    }
+
+    /// [`Self::execute`], telling `watch` of every call and of every value printed that is not
+    /// a string ([`crate::Watch`]).
+    pub fn execute_watched(&self, data: &Value, watch: &dyn Watch) -> Result<String, ExecError> {
+        let mut out = String::new();
+        match self.trees.get(&self.name) {
+            Some(tree) => self.execute_tree_to(&mut out, tree, data, Some(watch))?,
+            // The error of an empty template, as `execute` tells it.
+            None => self.execute_to(&mut out, data)?,
+        }
+        Ok(out)
+    }
+
+    fn execute_tree_to(
+        &self,
+        out: &mut String,
+        tree: &Tree,
+        data: &Value,
+        watch: Option<&dyn Watch>,
+    ) -> Result<(), ExecError> {
         let dot = data.clone().unwrap_interface();
-        let mut st = State::new(self, tree, out, dot.clone());
+        let mut st = State::new(self, tree, out, dot.clone(), watch);
         finish(st.walk_list(&dot, &tree.root.nodes))
     }
 }

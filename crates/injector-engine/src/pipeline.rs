@@ -49,6 +49,7 @@ use crate::{
 mod data;
 mod merge_guide;
 mod overrides;
+mod own_name;
 mod prepare;
 mod preview;
 pub mod render_cache;
@@ -73,6 +74,9 @@ pub struct Injector {
     /// Renders by exactly what they read of the pod; one per configuration, so a reload starts
     /// empty.
     render_cache: render_cache::RenderCache,
+    /// What stands for the name of a pod that is its own owner in the renders such pods share
+    /// ([`own_name`]).
+    stand_in: own_name::StandIn,
 }
 
 /// Settings that do not come from the configuration files.
@@ -243,6 +247,7 @@ impl Injector {
             options,
             deterministic,
             render_cache: render_cache::RenderCache::new(render_cache::DEFAULT_CAPACITY),
+            stand_in: own_name::StandIn::new(),
         })
     }
 
@@ -433,14 +438,22 @@ impl Injector {
             && selected
                 .iter()
                 .all(|name| !self.templates.contains_key(name) || self.deterministic.contains(name));
-        let cached = cacheable
-            .then(|| self.render_cache.get(&fixed, &prepared.stripped))
+        // A pod that is its own owner takes renders made for any pod of its family, with its name
+        // put in; they are its own, not the cache's.
+        let own_named = cacheable
+            .then(|| self.own_name_renders(&fixed, &prepared, &selected))
             .flatten();
+        let reusing_kept = own_named.is_none();
+        let cached = own_named.or_else(|| {
+            cacheable
+                .then(|| self.render_cache.get(&fixed, &prepared.stripped))
+                .flatten()
+        });
         // Whether the templates never saw the token volume's name: known only from the reads
         // the render cache records.
         let mut blind_to_token_volume = cached.as_ref().is_some_and(|reuse| reuse.blind_to_token_volume);
         let cached = cached.map(|reuse| reuse.overlays);
-        let reused = cached.clone();
+        let reused = cached.clone().filter(|_| reusing_kept);
         // `original` is the pod before the merge, when something after the merge still reads it.
         let (merged, template_pod, original, proxy_config) = match cached {
             Some(overlays) => {

@@ -18,6 +18,9 @@
 //!    [`hostile_annotations_never_panic`]: any JSON object, however wrong its types or garbled the
 //!    annotations the engine parses, gives `Ok` or `Err`, never a panic (the webhook must answer
 //!    every request).
+//! 6. [`pods_that_are_their_own_owner_get_what_rendering_gives`]: pods named like a StatefulSet's
+//!    (their own owner, so they share a render made with a stand-in for the name) get the
+//!    outcome an injector without a render cache gives.
 //!
 //! Every property runs against four injectors: Istio's default chart settings (from the shared
 //! corpus, `SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout; skipped with a
@@ -54,6 +57,8 @@ use serde_json::{Map, Value, json};
 struct Setup {
     name: String,
     injector: Injector,
+    /// The same injector without a render cache: every pod rendered.
+    uncached: Injector,
     /// The mesh `defaultConfig.statusPort` (the port rewritten probes point at).
     status_port: i64,
 }
@@ -74,19 +79,22 @@ fn build(name: &str, config: &str, values: &str, mesh: &str, native: bool) -> Se
         .pointer("/defaultConfig/statusPort")
         .and_then(Value::as_i64)
         .unwrap_or(15020);
-    let injector = Injector::new(
-        config,
-        values,
-        mesh,
-        Options {
-            native_sidecars: native,
-            ..Options::default()
-        },
-    )
-    .expect("the templates parse");
+    let make = || {
+        Injector::new(
+            config.clone(),
+            values.clone(),
+            mesh.clone(),
+            Options {
+                native_sidecars: native,
+                ..Options::default()
+            },
+        )
+        .expect("the templates parse")
+    };
     Setup {
         name: format!("{name}, native sidecars {}", if native { "on" } else { "off" }),
-        injector,
+        injector: make(),
+        uncached: make().with_render_cache(0),
         status_port,
     }
 }
@@ -1968,5 +1976,54 @@ proptest! {
             *node = replacement;
         }
         run_without_panicking(&pod, Some(&generated.namespace));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Property 6: renders shared by pods that are their own owner
+// ---------------------------------------------------------------------------------------------
+
+/// The outcome of an injection as text: the patch, the decision to skip, or the error.
+fn outcome_text(injector: &Injector, pod: &Value, namespace: &str) -> String {
+    match injector.inject(&request(pod, namespace)) {
+        Ok(Outcome::Injected { patch, .. }) => String::from_utf8_lossy(&patch).into_owned(),
+        Ok(Outcome::Skipped { decision }) => format!("skipped: {:?}", decision.rule),
+        Err(error) => format!("error: {error}"),
+    }
+}
+
+/// Pods named like a StatefulSet's (no `generateName`: by Istio's rule each is its own owner and
+/// the workload is named after it) share a render made with a stand-in for the name; each must
+/// get what rendering with its own name gives.
+fn check_own_name(setup: &Setup, generated: &Generated) -> Result<(), TestCaseError> {
+    for name in ["db-0", "db-1", "web.db-12", "7", "db-0"] {
+        let mut pod = generated.pod.clone();
+        if let Some(metadata) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.shift_remove("generateName");
+            metadata.insert("name".to_owned(), json!(name));
+        }
+        let (shared, rendered) = (
+            outcome_text(&setup.injector, &pod, &generated.namespace),
+            outcome_text(&setup.uncached, &pod, &generated.namespace),
+        );
+        ensure(shared == rendered, || {
+            format!(
+                "[{}] pod {name}: the render cache gave\n{shared}\nrendering gave\n{rendered}",
+                setup.name
+            )
+        })?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(24))]
+
+    /// See [`check_own_name`].
+    #[test]
+    fn pods_that_are_their_own_owner_get_what_rendering_gives(generated in pod()) {
+        for setup in SETUPS.iter() {
+            check_own_name(setup, &generated)?;
+        }
     }
 }

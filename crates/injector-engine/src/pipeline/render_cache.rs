@@ -33,6 +33,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
@@ -253,12 +254,18 @@ struct Families {
     /// The families of one pod (see the module documentation) seen once and not kept: their
     /// keys' hashes, emptied with the entries.
     seen_once: HashSet<u64, foldhash::fast::RandomState>,
+    /// The families whose templates looked into a stand-in for the pod's name
+    /// ([`super::own_name`]): their keys' hashes, emptied with the entries.
+    name_read: HashSet<u64, foldhash::fast::RandomState>,
 }
 
 /// A bounded cache of renders keyed by exactly what they read. See the module documentation.
 pub struct RenderCache {
     capacity: usize,
     families: Mutex<Families>,
+    /// How many injections took a render made with a stand-in for their name
+    /// ([`super::own_name`]).
+    named_reuses: AtomicUsize,
 }
 
 impl std::fmt::Debug for RenderCache {
@@ -278,6 +285,7 @@ impl RenderCache {
         RenderCache {
             capacity,
             families: Mutex::new(Families::default()),
+            named_reuses: AtomicUsize::new(0),
         }
     }
 
@@ -347,6 +355,39 @@ impl RenderCache {
         !families.seen_once.insert(hash)
     }
 
+    /// How many injections took a render made with a stand-in for their name
+    /// ([`super::own_name`]).
+    pub fn named_reuses(&self) -> usize {
+        self.named_reuses.load(Ordering::Relaxed)
+    }
+
+    /// Counts one injection that took a render made with a stand-in for its name.
+    pub fn note_named_reuse(&self) {
+        self.named_reuses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether a render of this family (keyed with a stand-in for the pod's name) looked into
+    /// the stand-in ([`Self::note_name_read`]).
+    pub fn name_read(&self, fixed: &Fixed) -> bool {
+        let families = self.lock();
+        let hash = families.by_key.hasher().hash_one(fixed);
+        families.name_read.contains(&hash)
+    }
+
+    /// Notes that a render of this family looked into the stand-in for the pod's name: later
+    /// pods of the family are rendered with their own.
+    pub fn note_name_read(&self, fixed: &Fixed) {
+        if !self.enabled() {
+            return;
+        }
+        let mut families = self.lock();
+        if families.name_read.len() >= self.capacity.saturating_mul(4) {
+            families.name_read.clear();
+        }
+        let hash = families.by_key.hasher().hash_one(fixed);
+        families.name_read.insert(hash);
+    }
+
     /// Keeps the overlays rendered for `pod`, which read `reads` of it. Returns whether the
     /// renders were blind to the token volume's name ([`Reuse::blind_to_token_volume`]), also
     /// when nothing is kept.
@@ -375,6 +416,7 @@ impl RenderCache {
         if families.entries >= self.capacity {
             families.by_key.clear();
             families.seen_once.clear();
+            families.name_read.clear();
             families.entries = 0;
         }
         let family = families.by_key.entry(fixed).or_default();

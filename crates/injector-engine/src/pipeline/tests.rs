@@ -788,33 +788,160 @@ fn stateful_pod_with_token(name: &str, token: &str) -> Value {
     pod
 }
 
-/// A pod that is its own owner is the only pod of its render family: its render is kept when the
-/// same pod comes again, not the first time, and what it answers never depends on that.
+/// Pods that are their own owner (a StatefulSet's) share one render, made with a stand-in for the
+/// name, and each gets the patch a render with its own name gives.
 #[test]
-fn a_pod_that_is_its_own_owner_is_kept_only_when_it_comes_again() {
+fn pods_that_are_their_own_owner_share_a_render_made_with_a_stand_in_for_their_name() {
     let (cached, uncached) = embedded_with_and_without_render_cache();
-    let first = stateful_pod_with_token("db-0", TOKEN_NAMES[0]);
-    let (expected, _) = patch_and_blindness(&uncached, &first);
-    for (round, kept) in [(1, 0), (2, 1), (3, 1)] {
-        assert_eq!(
-            patch_and_blindness(&cached, &first),
-            (expected.clone(), true),
-            "round {round}: the same patch, blind to the token volume whether kept or not"
+    for i in 0..6 {
+        let pod = stateful_pod_with_token(&format!("db-{i}"), TOKEN_NAMES[i % 3]);
+        let (patch, blind) = patch_and_blindness(&cached, &pod);
+        assert_eq!(patch, patch_and_blindness(&uncached, &pod).0, "db-{i}");
+        assert!(blind, "db-{i}: blind to the token volume");
+        assert!(
+            patch.contains(&format!("\"db-{i}\"")),
+            "db-{i}: its own name: {patch}"
         );
-        assert_eq!(cached.render_cache().len(), kept, "round {round}");
-    }
-    for i in 1..4 {
-        let other = stateful_pod_with_token(&format!("db-{i}"), TOKEN_NAMES[i % 3]);
         assert_eq!(
-            patch_and_blindness(&cached, &other),
-            (patch_and_blindness(&uncached, &other).0, true)
+            cached.render_cache().len(),
+            1,
+            "db-{i}: one render for the family"
+        );
+        assert_eq!(
+            cached.render_cache().named_reuses(),
+            i + 1,
+            "db-{i}: the render was named"
+        );
+    }
+}
+
+/// The outcome of injecting `pod`: the patch, or the error.
+fn outcome_text(injector: &Injector, pod: &Value) -> String {
+    match injector.inject(&Request {
+        pod: Some(pod),
+        ..Request::default()
+    }) {
+        Ok(Outcome::Injected { patch, .. }) => String::from_utf8(patch).expect("UTF-8"),
+        Ok(Outcome::Skipped { decision }) => format!("skipped: {:?}", decision.rule),
+        Err(error) => format!("error: {error}"),
+    }
+}
+
+/// A template printing the owner's name in every YAML style, and as a key.
+const PRINTS_THE_NAME: &str = r#"
+metadata:
+  labels:
+    {{ .DeploymentMeta.Name }}: plain-key
+    workload: {{ .DeploymentMeta.Name }}
+spec:
+  containers:
+  - name: istio-proxy
+    image: "{{ .ProxyImage }}"
+    args: [proxy, {{ .DeploymentMeta.Name }}, "{{ .DeploymentMeta.Name }}.{{ .DeploymentMeta.Namespace }}"]
+    env:
+    - name: PLAIN
+      value: {{ .DeploymentMeta.Name }}
+    - name: SINGLE
+      value: '{{ .DeploymentMeta.Name }}'
+    - name: BLOCK
+      value: |
+        owner {{ .DeploymentMeta.Name }}
+    - name: DEFAULTED
+      value: {{ index .ObjectMeta.Labels "none" | default .DeploymentMeta.Name | quote }}
+    - name: OWNER
+      value: {{ if and .TypeMeta.Kind .DeploymentMeta.Name }}pods/{{ valueOrDefault .DeploymentMeta.Name "x" }}{{ end }}
+"#;
+
+/// Names that YAML reads as something else than their text when plain, and the longest names:
+/// each is injected as a render with its own name would inject it, shared or not.
+#[test]
+fn every_name_gets_what_a_render_with_its_own_name_gives() {
+    let cached = reads_little(PRINTS_THE_NAME);
+    let uncached = reads_little(PRINTS_THE_NAME).with_render_cache(0);
+    let long = format!("{}.{}", "a".repeat(126), "b".repeat(126));
+    let names = [
+        "db-0",
+        "db-1",
+        "123",
+        "0755",
+        "1e3",
+        "0x1f",
+        "true",
+        "yes",
+        "on",
+        "y",
+        "n",
+        "null",
+        "2001-12-14",
+        "1-0",
+        "web.0",
+        "db-2",
+        "kube-api-access-x",
+        long.as_str(),
+        "db-3",
+    ];
+    for name in names {
+        let pod = stateful_pod_with_token(name, TOKEN_NAMES[0]);
+        assert_eq!(
+            outcome_text(&cached, &pod),
+            outcome_text(&uncached, &pod),
+            "{name}"
         );
     }
     assert_eq!(
         cached.render_cache().len(),
         1,
-        "the other pods, seen once, are not kept"
+        "the plain names shared one render"
     );
+    assert_eq!(
+        cached.render_cache().named_reuses(),
+        8,
+        "db-0 to db-3, 1-0, web.0, the longest name and 2001-12-14 took it (a string there)"
+    );
+}
+
+/// Templates that look into the name (compare it, change it, hand the data holding it to a
+/// function) render each pod with its own name; such a pod's render is kept only when the same
+/// pod comes again, and what it answers never depends on that.
+#[test]
+fn a_template_that_looks_into_the_name_renders_each_pod_with_its_own() {
+    let looks = [
+        r#"{{ .DeploymentMeta.Name | upper }}"#,
+        r#"{{ if eq .DeploymentMeta.Name "db-1" }}one{{ else }}other{{ end }}"#,
+        r#"{{ trunc 2 .DeploymentMeta.Name }}"#,
+        r#"{{ len .DeploymentMeta.Name }}"#,
+        r#"{{ toJson .DeploymentMeta | b64enc }}"#,
+        r#"{{ .DeploymentMeta }}"#,
+        r#"{{ $n := .DeploymentMeta.Name }}{{ printf "%s-x" $n }}"#,
+        r#"{{ with .DeploymentMeta.Name }}{{ hasSuffix "-1" . }}{{ end }}"#,
+    ];
+    for look in looks {
+        let template = format!(
+            "spec:\n  containers:\n  - name: istio-proxy\n    env:\n    - name: LOOK\n      value: '{look}'\n"
+        );
+        let cached = reads_little(&template);
+        let uncached = reads_little(&template).with_render_cache(0);
+        let first = stateful_pod_with_token("db-0", TOKEN_NAMES[0]);
+        let expected = outcome_text(&uncached, &first);
+        for (round, kept) in [(1, 0), (2, 1), (3, 1)] {
+            assert_eq!(outcome_text(&cached, &first), expected, "{look}: round {round}");
+            assert_eq!(cached.render_cache().len(), kept, "{look}: round {round}");
+        }
+        for i in 1..4 {
+            let other = stateful_pod_with_token(&format!("db-{i}"), TOKEN_NAMES[i % 3]);
+            assert_eq!(
+                outcome_text(&cached, &other),
+                outcome_text(&uncached, &other),
+                "{look}: db-{i}"
+            );
+        }
+        assert_eq!(
+            cached.render_cache().len(),
+            1,
+            "{look}: the other pods, seen once, are not kept"
+        );
+        assert_eq!(cached.render_cache().named_reuses(), 0, "{look}");
+    }
 }
 
 const TOKEN_NAMES: [&str; 3] = [

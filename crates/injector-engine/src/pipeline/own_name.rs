@@ -1,0 +1,306 @@
+//! One render for all the pods that are their own owner: a StatefulSet's pods, bare pods.
+//!
+//! Istio names such a pod's workload after the pod (`.DeploymentMeta.Name` is the pod's name),
+//! so every one of them renders with an input of its own, and the render cache, keyed by the
+//! owner, could never serve one pod's render to the next. Yet Istio's templates only print that
+//! name (`ISTIO_META_WORKLOAD_NAME`, `ISTIO_META_OWNER`) or test that it is not empty.
+//!
+//! So such a pod is rendered with a [`StandIn`] for the name, an unguessable word made at random
+//! for each injector, while a [`NameWatch`] is told of everything the templates hand to a
+//! function or method and of every value printed that is not a string
+//! ([`gotemplate::Watch`]). A render in which the stand-in only had its truth tested, was
+//! printed, or went through functions that give it back unchanged or quote it
+//! ([`PASS_THROUGH`]) reads no more of the name than that it is not empty: the name's text went
+//! into the output verbatim wherever the stand-in's did. Such a render is kept under the
+//! stand-in, and any pod of the same family ([`super::render_cache::Fixed`] with the stand-in
+//! for the owner's name) whose reads match takes it with its own name put in the stand-in's
+//! place ([`put_name`]). A render that looked into the stand-in is dropped, and the pod is
+//! rendered with its own name as before.
+//!
+//! Putting the name in after parsing the YAML gives what parsing the text with the name would,
+//! because of what [`can_stand_in`] asks of names and [`put_name`] checks of each result:
+//!
+//! - a name is a DNS subdomain (lowercase letters, digits, `-` and `.`, starting and ending with a
+//!   letter or digit), like the stand-in: no character that YAML quotes, escapes or reads as
+//!   structure, so the text around it parses the same;
+//! - every string that held the stand-in must read back, with the name, as the same string when
+//!   written as a plain scalar (`web-0` does; `123`, `true` or `null` would not), so its type
+//!   does not change whatever style the template wrote it in;
+//! - keys that held the stand-in must stay distinct and short (YAML's 1024-character limit on
+//!   implicit keys).
+//!
+//! Anything else (a failed render, a check that does not hold) falls back to rendering the pod
+//! with its own name.
+
+use std::cell::Cell;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::prepare::Prepared;
+use super::render_cache::{Fixed, Kept, Overlays, Reuse};
+
+/// Functions that, given a string, give it back whole or quoted and otherwise only test whether
+/// it is empty: `default`, `valueOrDefault`, `coalesce` return one of their arguments chosen by
+/// emptiness; `quote` and `squote` wrap each argument (a DNS name needs no escaping).
+pub const PASS_THROUGH: &[&str] = &["default", "valueOrDefault", "coalesce", "quote", "squote"];
+
+/// Keys longer than this that hold the name are left to a real render.
+const MAX_KEY_LEN: usize = 900;
+
+/// The word that stands for a pod's name in a shared render: made at random once per injector,
+/// so no pod, values or mesh config can hold it.
+#[derive(Debug, Clone)]
+pub struct StandIn(Arc<str>);
+
+impl Default for StandIn {
+    fn default() -> Self {
+        StandIn::new()
+    }
+}
+
+impl StandIn {
+    /// A new random stand-in: `zz`, then 26 lowercase letters and digits.
+    pub fn new() -> StandIn {
+        let mut text = String::from("zz");
+        for _ in 0..2 {
+            let mut random = std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish();
+            for _ in 0..13 {
+                let digit = (random % 36) as u8;
+                random /= 36;
+                text.push(char::from(if digit < 10 {
+                    b'0' + digit
+                } else {
+                    b'a' + digit - 10
+                }));
+            }
+        }
+        StandIn(text.into())
+    }
+
+    /// The stand-in's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Whether a pod's own name may be stood in for: a DNS subdomain (at most 253 characters of
+/// lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit) that
+/// holds neither the stand-in nor the prefix of a token volume's name
+/// ([`super::render_cache::TOKEN_VOLUME_PREFIX`]: whether a render names one must not depend on
+/// the name).
+pub fn can_stand_in(name: &str, stand_in: &StandIn) -> bool {
+    let bytes = name.as_bytes();
+    let alphanumeric = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.len() <= 253
+        && bytes.first().is_some_and(alphanumeric)
+        && bytes.last().is_some_and(alphanumeric)
+        && bytes.iter().all(|b| alphanumeric(b) || *b == b'-' || *b == b'.')
+        && !name.contains(stand_in.as_str())
+        && !name.contains(super::render_cache::TOKEN_VOLUME_PREFIX)
+}
+
+/// Watches a render with the stand-in for whether it looked into the stand-in
+/// ([`gotemplate::Watch`]).
+pub struct NameWatch<'a> {
+    stand_in: &'a str,
+    /// The template data and its `DeploymentMeta`: handing either to a function, or printing it,
+    /// hands over the name.
+    holders: [gotemplate::Value; 2],
+    looked_into: Cell<bool>,
+}
+
+impl<'a> NameWatch<'a> {
+    /// A watch over renders of `data`, whose `DeploymentMeta.Name` is `stand_in`.
+    pub fn new(stand_in: &'a StandIn, data: &gotemplate::Value) -> NameWatch<'a> {
+        let deployment_meta = match data {
+            gotemplate::Value::Object(object) => object.field("DeploymentMeta").unwrap_or_default(),
+            _ => gotemplate::Value::Missing,
+        };
+        NameWatch {
+            stand_in: stand_in.as_str(),
+            holders: [data.clone(), deployment_meta],
+            looked_into: Cell::new(false),
+        }
+    }
+
+    /// Whether the renders watched so far looked into the stand-in.
+    pub fn looked_into(&self) -> bool {
+        self.looked_into.get()
+    }
+
+    /// Whether `value` is or holds the stand-in, or leads to it.
+    ///
+    /// Lists and maps are not looked into: the data's hold no stand-in (it is unguessable), so one
+    /// that does was made by a function that was handed the stand-in, and was told already.
+    fn reaches_name(&self, value: &gotemplate::Value) -> bool {
+        match value {
+            gotemplate::Value::String(text) => text.contains(self.stand_in),
+            gotemplate::Value::Object(object) => self
+                .holders
+                .iter()
+                .any(|holder| matches!(holder, gotemplate::Value::Object(h) if Arc::ptr_eq(h, object))),
+            _ => false,
+        }
+    }
+}
+
+impl gotemplate::Watch for NameWatch<'_> {
+    fn call(&self, name: &str, args: &[gotemplate::Value]) {
+        if !PASS_THROUGH.contains(&name) && args.iter().any(|arg| self.reaches_name(arg)) {
+            self.looked_into.set(true);
+        }
+    }
+
+    fn method(&self, receiver: &gotemplate::Value, _name: &str, args: &[gotemplate::Value]) {
+        if self.reaches_name(receiver) || args.iter().any(|arg| self.reaches_name(arg)) {
+            self.looked_into.set(true);
+        }
+    }
+
+    fn print(&self, value: &gotemplate::Value) {
+        if self.reaches_name(value) {
+            self.looked_into.set(true);
+        }
+    }
+}
+
+/// `overlay`, rendered with `stand_in` for a pod's name, with `name` in its place: `None` when a
+/// string that held the stand-in would not read back as the same string with the name, or keys
+/// that held it would collide or grow too long (see the module documentation). `name` is one
+/// [`can_stand_in`] accepts.
+pub fn put_name(overlay: &Value, stand_in: &StandIn, name: &str) -> Option<Value> {
+    named_value(overlay, stand_in.as_str(), name)
+}
+
+fn named_value(value: &Value, stand_in: &str, name: &str) -> Option<Value> {
+    Some(match value {
+        Value::String(text) if text.contains(stand_in) => Value::String(named_string(text, stand_in, name)?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| named_value(item, stand_in, name))
+                .collect::<Option<_>>()?,
+        ),
+        Value::Object(members) => {
+            let mut named = Map::with_capacity(members.len());
+            for (key, value) in members {
+                let key = if key.contains(stand_in) {
+                    let key = named_string(key, stand_in, name)?;
+                    if key.len() > MAX_KEY_LEN {
+                        return None;
+                    }
+                    key
+                } else {
+                    key.clone()
+                };
+                // Two keys made one by the name: the real render's text would repeat a key.
+                if named.insert(key, named_value(value, stand_in, name)?).is_some() {
+                    return None;
+                }
+            }
+            Value::Object(named)
+        }
+        other => other.clone(),
+    })
+}
+
+/// `text` with `name` for every `stand_in`, when the result is a string whatever YAML style
+/// the template wrote it in ([`reads_as_string`]).
+fn named_string(text: &str, stand_in: &str, name: &str) -> Option<String> {
+    let named = text.replace(stand_in, name);
+    reads_as_string(&named).then_some(named)
+}
+
+/// Whether a scalar whose value is `value` is the string `value` in any style: YAML resolves a
+/// plain scalar's type from its value alone, and no null, boolean or number has white space in
+/// it; other values are asked of the parser, written plain (a value that cannot be written so
+/// is left to a real render).
+pub fn reads_as_string(value: &str) -> bool {
+    if value.contains(|c: char| c.is_ascii_whitespace()) {
+        return true;
+    }
+    injector_core::yaml::parse_last_key_wins(&format!("k: {value}"))
+        .is_ok_and(|read| read.get("k").and_then(Value::as_str) == Some(value))
+}
+
+impl super::Injector {
+    /// The renders for a pod that is its own owner (`fixed`'s owner is a `Pod`), made with the
+    /// stand-in for its name, or taken from the render cache so made, with the pod's name put in:
+    /// `None` when the pod is to be rendered with its own name (its name cannot be stood in for,
+    /// its family's templates look into the name, a render failed, or a check of
+    /// [`put_name`] did not hold).
+    pub(super) fn own_name_renders(
+        &self,
+        fixed: &Fixed,
+        prepared: &Prepared,
+        selected: &[String],
+    ) -> Option<Reuse> {
+        let [api_version, kind, name, namespace] = &fixed.owner;
+        if kind != "Pod" || !can_stand_in(name, &self.stand_in) {
+            return None;
+        }
+        let shared = Fixed {
+            owner: [
+                api_version.clone(),
+                kind.clone(),
+                self.stand_in.as_str().to_owned(),
+                namespace.clone(),
+            ],
+            ..fixed.clone()
+        };
+        let reuse = match self.render_cache.get(&shared, &prepared.stripped) {
+            Some(reuse) => reuse,
+            None if self.render_cache.name_read(&shared) => return None,
+            None => self.render_with_stand_in(shared, prepared, selected)?,
+        };
+        let named = reuse
+            .overlays
+            .iter()
+            .map(|kept| put_name(&kept.overlay, &self.stand_in, name).map(Kept::new))
+            .collect::<Option<Vec<Kept>>>()?;
+        self.render_cache.note_named_reuse();
+        Some(Reuse {
+            overlays: named.into(),
+            blind_to_token_volume: reuse.blind_to_token_volume,
+        })
+    }
+
+    /// Renders the selected templates with the stand-in for the pod's name and, unless they
+    /// looked into it, keeps the renders under `shared`.
+    fn render_with_stand_in(&self, shared: Fixed, prepared: &Prepared, selected: &[String]) -> Option<Reuse> {
+        let mut owner = prepared.owner.clone();
+        owner.name = self.stand_in.as_str().to_owned();
+        let mut inputs = self.template_inputs(prepared);
+        inputs.owner = &owner;
+        let data = super::data::template_data(&inputs, &self.template_values);
+        let watch = NameWatch::new(&self.stand_in, &data);
+        let (rendered, reads) = crate::render::objects::reads::record(&prepared.stripped, || {
+            selected
+                .iter()
+                .filter_map(|name| self.templates.get(name))
+                .map(|template| {
+                    let text = template.execute_watched(&data, &watch).ok()?;
+                    super::parse_overlay(&text).ok()
+                })
+                .collect::<Option<Vec<Value>>>()
+        });
+        if watch.looked_into() {
+            self.render_cache.note_name_read(&shared);
+            return None;
+        }
+        let (rendered, reads) = (rendered?, reads?);
+        let overlays: Overlays = rendered.into_iter().map(Kept::new).collect::<Vec<_>>().into();
+        let blind_to_token_volume =
+            self.render_cache
+                .insert(shared, &prepared.stripped, reads, overlays.clone());
+        Some(Reuse {
+            overlays,
+            blind_to_token_volume,
+        })
+    }
+}
