@@ -12,8 +12,9 @@
 //! Each stage is its own folder or module: [`crate::decide`] (annotation validation, template
 //! selection), [`crate::prepare`] with `prepare` here (the template data's inputs),
 //! [`crate::render`] (the template data and functions) with [`render_cache`] (renders reused
-//! by exactly what they read, and [`spares`]: the copies of their items that a webhook answer
-//! is done with, handed to the next pod), the merge ([`strategic_merge`], [`crate::normalize`] and
+//! by exactly what they read, [`own_name`]: one render for the pods that are their own owner,
+//! and [`spares`]: the copies of their items that a webhook answer is done with, handed to the
+//! next pod), the merge ([`strategic_merge`], [`crate::normalize`] and
 //! `overrides` here), [`crate::post`] (post-processing) and [`crate::patch`].
 //!
 //! The pod is handled as JSON in the shape Go's `encoding/json` gives it (zero values added,
@@ -49,7 +50,7 @@ use crate::{
 mod data;
 mod merge_guide;
 mod overrides;
-mod own_name;
+pub mod own_name;
 mod prepare;
 mod preview;
 pub mod render_cache;

@@ -26,10 +26,12 @@
 //!
 //! A pod that is its own owner (Istio's rule: no `generateName` and controller, as for a
 //! StatefulSet's pods, which are named, or a bare pod) is the only pod of its family: the owner's
-//! name is the pod's. Its render is kept only the second time that family comes (the same pod
-//! created again, a dry run followed by the create): keeping every such render would copy each
-//! overlay only to drop it, and a StatefulSet's rollout would empty the cache of every other
-//! workload's renders ([`RenderCache::keeps`]).
+//! name is the pod's. Such pods first try a render shared under a stand-in for the name
+//! ([`super::own_name`]). When the templates look into the name, the pod's own render is kept
+//! only the second time its family comes (the same pod created again, a dry run followed by the
+//! create): keeping every such render would copy each overlay only to drop it, and a
+//! StatefulSet's rollout would empty the cache of every other workload's renders
+//! ([`RenderCache::keeps`]).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
