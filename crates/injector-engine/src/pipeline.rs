@@ -440,24 +440,33 @@ impl Injector {
                 .iter()
                 .all(|name| !self.templates.contains_key(name) || self.deterministic.contains(name));
         // A pod that is its own owner takes renders made for any pod of its family, with its name
-        // put in; they are its own, not the cache's.
+        // put in: they are merged as its own renders would be.
         let own_named = cacheable
             .then(|| self.own_name_renders(&fixed, &prepared, &selected))
             .flatten();
-        let reusing_kept = own_named.is_none();
-        let cached = own_named.or_else(|| {
-            cacheable
+        let cached = match own_named {
+            Some(_) => None,
+            None => cacheable
                 .then(|| self.render_cache.get(&fixed, &prepared.stripped))
-                .flatten()
-        });
+                .flatten(),
+        };
         // Whether the templates never saw the token volume's name: known only from the reads
         // the render cache records.
-        let mut blind_to_token_volume = cached.as_ref().is_some_and(|reuse| reuse.blind_to_token_volume);
+        let mut blind_to_token_volume = cached.as_ref().is_some_and(|reuse| reuse.blind_to_token_volume)
+            || own_named
+                .as_ref()
+                .is_some_and(|named| named.blind_to_token_volume);
         let cached = cached.map(|reuse| reuse.overlays);
-        let reused = cached.clone().filter(|_| reusing_kept);
+        let reused = cached.clone();
         // `original` is the pod before the merge, when something after the merge still reads it.
-        let (merged, template_pod, original, proxy_config) = match cached {
-            Some(overlays) => {
+        let (merged, template_pod, original, proxy_config) = match (cached, own_named) {
+            (None, Some(named)) => {
+                let mut source = Overlays::Named(named);
+                let (merged, template_pod) =
+                    self.merge_templates(&selected, Value::clone(&pod), &annotations, &mut source)?;
+                (merged, template_pod, Some(pod), prepared.proxy_config.clone())
+            }
+            (Some(overlays), _) => {
                 let in_place = selected.len() == 1
                     && overlays.len() == 1
                     && overlays[0]
@@ -480,7 +489,7 @@ impl Injector {
                     self.merge_templates(&selected, base, &annotations, &mut Overlays::Cached(overlays))?;
                 (merged, template_pod, original, proxy_config)
             }
-            None => {
+            (None, None) => {
                 let inputs = self.template_inputs(&prepared);
                 let template_data = data::template_data(&inputs, &self.template_values);
                 let noting = if !cacheable {
@@ -786,6 +795,8 @@ enum Overlays<'a> {
         data: &'a gotemplate::Value,
         noting: Noting,
     },
+    /// Renders shared under a stand-in for the pod's name, with its name put in ([`own_name`]).
+    Named(own_name::Named),
 }
 
 /// What is noted of rendered overlays for the render cache.
@@ -804,7 +815,7 @@ impl Overlays<'_> {
     fn cached(&self) -> Option<render_cache::Overlays> {
         match self {
             Overlays::Cached(overlays) => Some(overlays.clone()),
-            Overlays::Render { .. } => None,
+            Overlays::Render { .. } | Overlays::Named(_) => None,
         }
     }
 
@@ -815,6 +826,7 @@ impl Overlays<'_> {
                 .get(index)
                 .map(|kept| kept.overlay.clone())
                 .unwrap_or_default()),
+            Overlays::Named(named) => Ok(named.take(index)),
             Overlays::Render { data, noting } => {
                 let overlay = render_overlay(template, data)?;
                 match noting {
@@ -837,6 +849,7 @@ impl Overlays<'_> {
                 .get(index)
                 .map(|kept| kept.overlay.clone())
                 .unwrap_or_default()),
+            Overlays::Named(named) => named.again(index),
             Overlays::Render { data, noting } => match noting {
                 Noting::Copies(kept) if index < kept.len() => Ok(kept[index].clone()),
                 _ => render_overlay(template, data),

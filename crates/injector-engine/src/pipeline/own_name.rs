@@ -14,7 +14,8 @@
 //! into the output verbatim wherever the stand-in's did. Such a render is kept under the
 //! stand-in, and any pod of the same family ([`super::render_cache::Fixed`] with the stand-in
 //! for the owner's name) whose reads match takes it with its own name put in the stand-in's
-//! place ([`put_name`]). A render that looked into the stand-in is dropped, and the pod is
+//! place ([`fill`], at the places [`holes`] finds once per kept render) and merges it as it would
+//! merge its own render. A render that looked into the stand-in is dropped, and the pod is
 //! rendered with its own name as before.
 //!
 //! Putting the name in after parsing the YAML gives what parsing the text with the name would,
@@ -36,7 +37,7 @@ use std::cell::Cell;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::prepare::Prepared;
 use super::render_cache::{Fixed, Kept, Overlays, Reuse};
@@ -174,38 +175,98 @@ impl gotemplate::Watch for NameWatch<'_> {
 /// that held it would collide or grow too long (see the module documentation). `name` is one
 /// [`can_stand_in`] accepts.
 pub fn put_name(overlay: &Value, stand_in: &StandIn, name: &str) -> Option<Value> {
-    named_value(overlay, stand_in.as_str(), name)
+    fill(overlay, &holes(overlay, stand_in), stand_in, name)
 }
 
-fn named_value(value: &Value, stand_in: &str, name: &str) -> Option<Value> {
-    Some(match value {
-        Value::String(text) if text.contains(stand_in) => Value::String(named_string(text, stand_in, name)?),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|item| named_value(item, stand_in, name))
-                .collect::<Option<_>>()?,
-        ),
-        Value::Object(members) => {
-            let mut named = Map::with_capacity(members.len());
-            for (key, value) in members {
-                let key = if key.contains(stand_in) {
-                    let key = named_string(key, stand_in, name)?;
-                    if key.len() > MAX_KEY_LEN {
-                        return None;
-                    }
-                    key
-                } else {
-                    key.clone()
-                };
-                // Two keys made one by the name: the real render's text would repeat a key.
-                if named.insert(key, named_value(value, stand_in, name)?).is_some() {
-                    return None;
+/// One step from a value to one inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// An object's member.
+    Key(String),
+    /// An array's item.
+    Index(usize),
+}
+
+/// Where a render holds the stand-in: a string value, or a key (the path's last step).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hole {
+    /// From the overlay's root to the string, or to the member whose key holds the stand-in.
+    pub path: Vec<Step>,
+    /// Whether the key, not the value, holds it.
+    pub in_key: bool,
+}
+
+/// Every place `overlay` holds the stand-in: the strings first, in document order, then the keys,
+/// deepest first (so that renaming one never moves the path to another).
+pub fn holes(overlay: &Value, stand_in: &StandIn) -> Vec<Hole> {
+    fn walk(value: &Value, stand_in: &str, path: &mut Vec<Step>, found: &mut Vec<Hole>) {
+        match value {
+            Value::String(text) if text.contains(stand_in) => found.push(Hole {
+                path: path.clone(),
+                in_key: false,
+            }),
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    path.push(Step::Index(index));
+                    walk(item, stand_in, path, found);
+                    path.pop();
                 }
             }
-            Value::Object(named)
+            Value::Object(members) => {
+                for (key, member) in members {
+                    path.push(Step::Key(key.clone()));
+                    if key.contains(stand_in) {
+                        found.push(Hole {
+                            path: path.clone(),
+                            in_key: true,
+                        });
+                    }
+                    walk(member, stand_in, path, found);
+                    path.pop();
+                }
+            }
+            _ => {}
         }
-        other => other.clone(),
+    }
+    let mut found = Vec::new();
+    walk(overlay, stand_in.as_str(), &mut Vec::new(), &mut found);
+    // Stable: strings keep document order; keys go deepest first.
+    found.sort_by_key(|hole| (hole.in_key, std::cmp::Reverse(hole.path.len())));
+    found
+}
+
+/// A copy of `overlay` with `name` for the stand-in at each of its `holes` ([`holes`]), or `None`
+/// as [`put_name`] says.
+pub fn fill(overlay: &Value, holes: &[Hole], stand_in: &StandIn, name: &str) -> Option<Value> {
+    let stand_in = stand_in.as_str();
+    let mut named = overlay.clone();
+    for hole in holes {
+        if hole.in_key {
+            let (last, parent) = hole.path.split_last()?;
+            let Step::Key(key) = last else { return None };
+            let members = at(&mut named, parent)?.as_object_mut()?;
+            let renamed = named_string(key, stand_in, name)?;
+            if renamed.len() > MAX_KEY_LEN || members.contains_key(&renamed) {
+                // Two keys made one by the name: the real render's text would repeat a key.
+                return None;
+            }
+            let index = members.keys().position(|k| k == key)?;
+            let value = members.shift_remove(key)?;
+            members.shift_insert(index, renamed, value);
+        } else {
+            let target = at(&mut named, &hole.path)?;
+            let text = target.as_str()?;
+            *target = Value::String(named_string(text, stand_in, name)?);
+        }
+    }
+    Some(named)
+}
+
+/// The value at `path` in `value`.
+fn at<'a>(value: &'a mut Value, path: &[Step]) -> Option<&'a mut Value> {
+    path.iter().try_fold(value, |value, step| match step {
+        Step::Key(key) => value.as_object_mut()?.get_mut(key),
+        Step::Index(index) => value.as_array_mut()?.get_mut(*index),
     })
 }
 
@@ -228,6 +289,40 @@ pub fn reads_as_string(value: &str) -> bool {
         .is_ok_and(|read| read.get("k").and_then(Value::as_str) == Some(value))
 }
 
+/// Renders made with the stand-in, with a pod's name put in: the pod's own overlays, merged as
+/// a render's would be.
+pub struct Named {
+    /// The overlays with the name in, one per rendered template, until merged.
+    overlays: Vec<Value>,
+    /// The renders with the stand-in.
+    renders: Overlays,
+    stand_in: StandIn,
+    name: String,
+    /// Neither what the renders read nor what they gave holds a token volume's name
+    /// ([`super::render_cache::Reuse::blind_to_token_volume`]).
+    pub blind_to_token_volume: bool,
+}
+
+impl Named {
+    /// The `index`-th overlay, handed over (`null` past the last).
+    pub fn take(&mut self, index: usize) -> Value {
+        self.overlays
+            .get_mut(index)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The `index`-th overlay once more, for an error path or a check.
+    pub fn again(&self, index: usize) -> Result<Value, super::InjectError> {
+        self.renders
+            .get(index)
+            .map_or(Some(Value::Null), |kept| {
+                put_name(&kept.overlay, &self.stand_in, &self.name)
+            })
+            .ok_or_else(|| super::InjectError("a shared render no longer takes the pod's name".to_owned()))
+    }
+}
+
 impl super::Injector {
     /// The renders for a pod that is its own owner (`fixed`'s owner is a `Pod`), made with the
     /// stand-in for its name, or taken from the render cache so made, with the pod's name put in:
@@ -239,7 +334,7 @@ impl super::Injector {
         fixed: &Fixed,
         prepared: &Prepared,
         selected: &[String],
-    ) -> Option<Reuse> {
+    ) -> Option<Named> {
         let [api_version, kind, name, namespace] = &fixed.owner;
         if kind != "Pod" || !can_stand_in(name, &self.stand_in) {
             return None;
@@ -258,16 +353,25 @@ impl super::Injector {
             None if self.render_cache.name_read(&shared) => return None,
             None => self.render_with_stand_in(shared, prepared, selected)?,
         };
-        let named = reuse
+        let overlays = reuse
             .overlays
             .iter()
-            .map(|kept| put_name(&kept.overlay, &self.stand_in, name).map(Kept::new))
-            .collect::<Option<Vec<Kept>>>()?;
+            .map(|kept| self.named(kept, name))
+            .collect::<Option<Vec<Value>>>()?;
         self.render_cache.note_named_reuse();
-        Some(Reuse {
-            overlays: named.into(),
+        Some(Named {
+            overlays,
+            renders: reuse.overlays,
+            stand_in: self.stand_in.clone(),
+            name: name.clone(),
             blind_to_token_volume: reuse.blind_to_token_volume,
         })
+    }
+
+    /// A kept render with the stand-in, with `name` put in ([`fill`]; its holes found once).
+    fn named(&self, kept: &Kept, name: &str) -> Option<Value> {
+        let holes = kept.name_holes(|overlay| holes(overlay, &self.stand_in));
+        fill(&kept.overlay, holes, &self.stand_in, name)
     }
 
     /// Renders the selected templates with the stand-in for the pod's name and, unless they
@@ -302,5 +406,95 @@ impl super::Injector {
             overlays,
             blind_to_token_volume,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn stand_in() -> StandIn {
+        StandIn("zzstandin".into())
+    }
+
+    #[test]
+    fn stand_ins_are_random_words_a_name_may_not_hold() {
+        let (a, b) = (StandIn::new(), StandIn::new());
+        assert_ne!(a.as_str(), b.as_str());
+        assert_eq!(a.as_str().len(), 28);
+        assert!(can_stand_in(a.as_str(), &b), "a stand-in is itself a DNS name");
+        assert!(!can_stand_in(&format!("x{}", a.as_str()), &a));
+    }
+
+    #[test]
+    fn only_dns_subdomains_without_a_token_volume_prefix_are_stood_in_for() {
+        let s = stand_in();
+        for name in ["db-0", "web.db-12", "7", "a", &"a".repeat(253)] {
+            assert!(can_stand_in(name, &s), "{name}");
+        }
+        for name in [
+            "",
+            "-db",
+            "db-",
+            "Db-0",
+            "db_0",
+            "db 0",
+            "kube-api-access-x",
+            &"a".repeat(254),
+            ".db",
+        ] {
+            assert!(!can_stand_in(name, &s), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn a_string_is_one_that_yaml_reads_as_that_string_in_any_style() {
+        for text in ["db-0", "pods/db-0", "2001-12-14", "owner db-0\n", "1 2"] {
+            assert!(reads_as_string(text), "{text:?}");
+        }
+        for text in ["123", "0755", "1e3", "0x1f", "true", "yes", "null", "~", "[db]"] {
+            assert!(!reads_as_string(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_name_goes_in_every_string_and_key_in_place_and_order() {
+        let overlay = json!({
+            "metadata": {"labels": {"a": "1", "zzstandin": "key", "z": "2"}},
+            "spec": {"containers": [{"name": "p", "args": ["x", "zzstandin", "zzstandin.ns"],
+                     "env": [{"name": "W", "value": "pods/zzstandin"}]}]},
+            "zzstandin-outer": {"zzstandin-inner": "zzstandin"}
+        });
+        let named = put_name(&overlay, &stand_in(), "db-0").expect("named");
+        assert_eq!(
+            named,
+            json!({
+                "metadata": {"labels": {"a": "1", "db-0": "key", "z": "2"}},
+                "spec": {"containers": [{"name": "p", "args": ["x", "db-0", "db-0.ns"],
+                         "env": [{"name": "W", "value": "pods/db-0"}]}]},
+                "db-0-outer": {"db-0-inner": "db-0"}
+            })
+        );
+        let keys: Vec<&String> = named["metadata"]["labels"]
+            .as_object()
+            .expect("labels")
+            .keys()
+            .collect();
+        assert_eq!(keys, ["a", "db-0", "z"], "a renamed key keeps its place");
+    }
+
+    #[test]
+    fn a_name_that_changes_a_type_or_joins_two_keys_is_refused() {
+        let value = json!({"env": [{"value": "zzstandin"}]});
+        assert!(put_name(&value, &stand_in(), "123").is_none());
+        assert!(
+            put_name(&value, &stand_in(), "true").is_none(),
+            "a DNS name, but a YAML boolean"
+        );
+        let keys = json!({"labels": {"zzstandin": "a", "db-0": "b"}});
+        assert!(put_name(&keys, &stand_in(), "db-0").is_none());
+        assert!(put_name(&keys, &stand_in(), "db-1").is_some());
     }
 }

@@ -85,6 +85,9 @@ pub struct Kept {
     status: OnceLock<String>,
     /// Copies of the template pod's list items that pods were done with.
     spares: super::spares::Spares,
+    /// Where a render made with a stand-in for the pod's name holds it
+    /// ([`super::own_name::holes`]): worked out once, on the first reuse.
+    name_holes: OnceLock<Vec<super::own_name::Hole>>,
 }
 
 impl Kept {
@@ -97,7 +100,17 @@ impl Kept {
             texts: OnceLock::new(),
             status: OnceLock::new(),
             spares: super::spares::Spares::default(),
+            name_holes: OnceLock::new(),
         }
+    }
+
+    /// Where this render, made with a stand-in for the pod's name, holds it (`make` finds the
+    /// places the first time).
+    pub fn name_holes(
+        &self,
+        make: impl FnOnce(&Value) -> Vec<super::own_name::Hole>,
+    ) -> &[super::own_name::Hole] {
+        self.name_holes.get_or_init(|| make(&self.overlay))
     }
 
     /// Spare copies of the template pod's list items ([`super::spares`]).
