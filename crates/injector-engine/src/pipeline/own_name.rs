@@ -16,7 +16,9 @@
 //! for the owner's name) whose reads match takes it with its own name put in the stand-in's
 //! place ([`fill`], at the places [`holes`] finds once per kept render) and merges it as it would
 //! merge its own render. A render that looked into the stand-in is dropped, and the pod is
-//! rendered with its own name as before.
+//! rendered with its own name as before; so are the pods of a family whose shared renders no
+//! other pod takes (its templates read something each pod has of its own, such as the pod's
+//! name: [`super::render_cache::RenderCache::churns`]).
 //!
 //! Putting the name in after parsing the YAML gives what parsing the text with the name would,
 //! because of what [`can_stand_in`] asks of names and [`put_name`] checks of each result:
@@ -350,7 +352,10 @@ impl super::Injector {
         };
         let reuse = match self.render_cache.get(&shared, &prepared.stripped) {
             Some(reuse) => reuse,
-            None if self.render_cache.name_read(&shared) => return None,
+            // Its templates look into the name, or read what no two pods share.
+            None if self.render_cache.name_read(&shared) || self.render_cache.churns(&shared) => {
+                return None;
+            }
             None => self.render_with_stand_in(shared, prepared, selected)?,
         };
         let overlays = reuse

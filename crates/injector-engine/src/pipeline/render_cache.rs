@@ -196,6 +196,8 @@ struct Entry {
     overlays: Overlays,
     /// Neither what the renders read nor what they gave holds [`TOKEN_VOLUME_PREFIX`].
     blind_to_token_volume: bool,
+    /// Whether a later pod took it.
+    used: bool,
 }
 
 /// How ServiceAccount admission names the projected token volume it adds to every pod that
@@ -272,6 +274,9 @@ struct Families {
     /// The families whose templates looked into a stand-in for the pod's name
     /// ([`super::own_name`]): their keys' hashes, emptied with the entries.
     name_read: HashSet<u64, foldhash::fast::RandomState>,
+    /// How many entries each family has lost in a row that no pod took (by its key's hash),
+    /// emptied with the entries ([`RenderCache::churns`]).
+    evicted_unused: HashMap<u64, usize, foldhash::fast::RandomState>,
 }
 
 /// A bounded cache of renders keyed by exactly what they read. See the module documentation.
@@ -335,17 +340,30 @@ impl RenderCache {
         if !self.enabled() {
             return None;
         }
-        let families = self.lock();
-        families
+        let mut families = self.lock();
+        let entry = families
             .by_key
-            .get(fixed)?
-            .iter()
+            .get_mut(fixed)?
+            .iter_mut()
             .rev()
-            .find(|entry| entry.matches(pod))
-            .map(|entry| Reuse {
-                overlays: entry.overlays.clone(),
-                blind_to_token_volume: entry.blind_to_token_volume,
-            })
+            .find(|entry| entry.matches(pod))?;
+        entry.used = true;
+        Some(Reuse {
+            overlays: entry.overlays.clone(),
+            blind_to_token_volume: entry.blind_to_token_volume,
+        })
+    }
+
+    /// Whether this family lost its last [`PER_FAMILY`] entries, or more, without a pod taking
+    /// any: its templates read something of each pod that the next one does not share, and
+    /// keeping its renders only copies them.
+    pub fn churns(&self, fixed: &Fixed) -> bool {
+        let families = self.lock();
+        let hash = families.by_key.hasher().hash_one(fixed);
+        families
+            .evicted_unused
+            .get(&hash)
+            .is_some_and(|count| *count >= PER_FAMILY)
     }
 
     /// Whether the renders of a pod of this family are to be kept: always, unless the pod is its
@@ -426,23 +444,25 @@ impl RenderCache {
             reads,
             overlays,
             blind_to_token_volume,
+            used: false,
         };
         let mut families = self.lock();
         if families.entries >= self.capacity {
             families.by_key.clear();
             families.seen_once.clear();
             families.name_read.clear();
+            families.evicted_unused.clear();
             families.entries = 0;
         }
+        let hash = families.by_key.hasher().hash_one(&fixed);
         let family = families.by_key.entry(fixed).or_default();
-        let evicted = if family.len() >= PER_FAMILY {
-            family.remove(0);
-            1
-        } else {
-            0
-        };
+        let evicted = (family.len() >= PER_FAMILY).then(|| family.remove(0));
         family.push(entry);
-        families.entries = families.entries + 1 - evicted;
+        if let Some(evicted) = &evicted {
+            let unused = families.evicted_unused.entry(hash).or_default();
+            *unused = if evicted.used { 0 } else { *unused + 1 };
+        }
+        families.entries = families.entries + 1 - usize::from(evicted.is_some());
         blind_to_token_volume
     }
 
@@ -644,6 +664,41 @@ mod tests {
         assert_eq!(blind("overlay"), Some(false));
         // Told also when nothing is kept.
         assert!(RenderCache::new(0).insert(fixed("a"), &pod, vec![app_label()], overlays("a")));
+    }
+
+    #[test]
+    fn a_family_churns_once_it_lost_a_full_familys_worth_of_entries_no_pod_took() {
+        let cache = RenderCache::new(PER_FAMILY * 8);
+        let label = |i: usize| serde_json::json!({"metadata": {"labels": {"app": format!("a{i}")}}});
+        let insert = |i: usize| {
+            cache.insert(fixed("a"), &label(i), vec![app_label()], overlays("x"));
+        };
+        for i in 0..PER_FAMILY * 2 - 1 {
+            insert(i);
+            assert!(!cache.churns(&fixed("a")), "after {} inserts", i + 1);
+        }
+        insert(PER_FAMILY * 2 - 1);
+        assert!(cache.churns(&fixed("a")), "{PER_FAMILY} entries evicted unused");
+        assert!(!cache.churns(&fixed("b")), "another family");
+
+        // An entry a pod took resets the count when it goes.
+        let cache = RenderCache::new(PER_FAMILY * 8);
+        let insert = |i: usize| {
+            cache.insert(fixed("a"), &label(i), vec![app_label()], overlays("x"));
+        };
+        for i in 0..PER_FAMILY {
+            insert(i);
+        }
+        assert!(cache.get(&fixed("a"), &label(0)).is_some());
+        for i in PER_FAMILY..PER_FAMILY * 2 {
+            insert(i);
+        }
+        assert!(
+            !cache.churns(&fixed("a")),
+            "the first entry evicted had been taken"
+        );
+        insert(PER_FAMILY * 2);
+        assert!(cache.churns(&fixed("a")));
     }
 
     #[test]

@@ -944,6 +944,32 @@ fn a_template_that_looks_into_the_name_renders_each_pod_with_its_own() {
     }
 }
 
+/// A template that reads what each pod that is its own owner has of its own (its name) gives no
+/// shared render a second pod could take: once its family lost a full family's worth of entries
+/// that no pod took, such pods render with their own name again, the renders kept only when
+/// the same pod comes again.
+#[test]
+fn renders_no_other_pod_takes_stop_being_shared() {
+    let template = "spec:\n  containers:\n  - name: istio-proxy\n    env:\n    - name: POD\n      value: \"{{ .ObjectMeta.Name }}\"\n    - name: WORKLOAD\n      value: \"{{ .DeploymentMeta.Name }}\"\n";
+    let cached = reads_little(template);
+    let uncached = reads_little(template).with_render_cache(0);
+    let family = render_cache::PER_FAMILY;
+    for i in 0..family * 3 {
+        let pod = stateful_pod_with_token(&format!("db-{i}"), TOKEN_NAMES[i % 3]);
+        assert_eq!(
+            outcome_text(&cached, &pod),
+            outcome_text(&uncached, &pod),
+            "db-{i}"
+        );
+    }
+    assert_eq!(
+        cached.render_cache().named_reuses(),
+        family * 2,
+        "shared until {family} entries were evicted unused, then not"
+    );
+    assert_eq!(cached.render_cache().len(), family, "the family's last entries");
+}
+
 const TOKEN_NAMES: [&str; 3] = [
     "kube-api-access-7xk2p",
     "kube-api-access-b4zqq",
