@@ -19,8 +19,8 @@
 # connections x N/connections streams. Server pinned to CPU 0, h2load to CPU 1 (PIN=0: no pinning).
 # Per server start: start-to-ready (spawn to the first 200 admission, curl-polled every 10 ms).
 # Per run: throughput, p50/p99 of the 200s, CPU per admission (utime+stime of the server from
-# /proc, from the end of the warm-up to the end of the run), peak RSS (VmHWM). h2load's status-0 rows (requests started in the warm-up) are counted
-# apart, not as failures. The table shows the median over rounds, ratios vs Istio.
+# /proc, from the end of the warm-up to the end of the run), peak RSS (VmHWM). h2load's status-0
+# rows (requests started in the warm-up) are counted apart, not as failures. The table shows the median over rounds, ratios vs Istio.
 #
 # Then distinct pods (DISTINCT=0 to skip): the engine server (outcome cache off) and the ceiling
 # again, loaded by crates/injector-server/examples/webhook_client.rs `load` (a real HTTP/2 client,
