@@ -76,8 +76,8 @@ pub struct Injector {
     /// empty.
     render_cache: render_cache::RenderCache,
     /// What stands for the name of a pod that is its own owner in the renders such pods share
-    /// ([`own_name`]).
-    stand_in: own_name::StandIn,
+    /// ([`own_name`]); `None` (nothing shared) when the system gives no randomness.
+    stand_in: Option<own_name::StandIn>,
 }
 
 /// Settings that do not come from the configuration files.
@@ -440,33 +440,38 @@ impl Injector {
                 .iter()
                 .all(|name| !self.templates.contains_key(name) || self.deterministic.contains(name));
         // A pod that is its own owner takes renders made for any pod of its family, with its name
-        // put in: they are merged as its own renders would be.
-        let own_named = cacheable
-            .then(|| self.own_name_renders(&fixed, &prepared, &selected))
-            .flatten();
-        let cached = match own_named {
-            Some(_) => None,
-            None => cacheable
-                .then(|| self.render_cache.get(&fixed, &prepared.stripped))
-                .flatten(),
+        // put in (merged as its own renders would be); any other pod, a kept render.
+        let found = if cacheable {
+            match self.own_name_renders(&fixed, &prepared, &selected) {
+                Some(named) => Found::Named(named),
+                None => self
+                    .render_cache
+                    .get(&fixed, &prepared.stripped)
+                    .map_or(Found::Nothing, Found::Kept),
+            }
+        } else {
+            Found::Nothing
         };
         // Whether the templates never saw the token volume's name: known only from the reads
         // the render cache records.
-        let mut blind_to_token_volume = cached.as_ref().is_some_and(|reuse| reuse.blind_to_token_volume)
-            || own_named
-                .as_ref()
-                .is_some_and(|named| named.blind_to_token_volume);
-        let cached = cached.map(|reuse| reuse.overlays);
-        let reused = cached.clone();
+        let mut blind_to_token_volume = match &found {
+            Found::Named(named) => named.blind_to_token_volume,
+            Found::Kept(reuse) => reuse.blind_to_token_volume,
+            Found::Nothing => false,
+        };
+        let reused = match &found {
+            Found::Kept(reuse) => Some(reuse.overlays.clone()),
+            Found::Named(_) | Found::Nothing => None,
+        };
         // `original` is the pod before the merge, when something after the merge still reads it.
-        let (merged, template_pod, original, proxy_config) = match (cached, own_named) {
-            (None, Some(named)) => {
+        let (merged, template_pod, original, proxy_config) = match found {
+            Found::Named(named) => {
                 let mut source = Overlays::Named(named);
                 let (merged, template_pod) =
                     self.merge_templates(&selected, Value::clone(&pod), &annotations, &mut source)?;
                 (merged, template_pod, Some(pod), prepared.proxy_config.clone())
             }
-            (Some(overlays), _) => {
+            Found::Kept(render_cache::Reuse { overlays, .. }) => {
                 let in_place = selected.len() == 1
                     && overlays.len() == 1
                     && overlays[0]
@@ -489,7 +494,7 @@ impl Injector {
                     self.merge_templates(&selected, base, &annotations, &mut Overlays::Cached(overlays))?;
                 (merged, template_pod, original, proxy_config)
             }
-            (None, None) => {
+            Found::Nothing => {
                 let inputs = self.template_inputs(&prepared);
                 let template_data = data::template_data(&inputs, &self.template_values);
                 let noting = if !cacheable {
@@ -785,6 +790,16 @@ impl Overlay<'_> {
             Overlay::Rendered(value) => value,
         }
     }
+}
+
+/// What an injection found to reuse instead of rendering.
+enum Found {
+    /// Renders shared under a stand-in for the pod's name, with its name put in ([`own_name`]).
+    Named(own_name::Named),
+    /// A kept render of the pod's family.
+    Kept(render_cache::Reuse),
+    /// Nothing: the templates are rendered.
+    Nothing,
 }
 
 /// Where an injection's overlays come from: the render cache, or rendering (noting what the

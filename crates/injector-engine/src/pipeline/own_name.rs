@@ -36,7 +36,6 @@
 //! with its own name.
 
 use std::cell::Cell;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -57,31 +56,22 @@ const MAX_KEY_LEN: usize = 900;
 #[derive(Debug, Clone)]
 pub struct StandIn(Arc<str>);
 
-impl Default for StandIn {
-    fn default() -> Self {
-        StandIn::new()
-    }
-}
-
 impl StandIn {
-    /// A new random stand-in: `zz`, then 26 lowercase letters and digits.
-    pub fn new() -> StandIn {
-        let mut text = String::from("zz");
-        for _ in 0..2 {
-            let mut random = std::collections::hash_map::RandomState::new()
-                .build_hasher()
-                .finish();
-            for _ in 0..13 {
-                let digit = (random % 36) as u8;
-                random /= 36;
-                text.push(char::from(if digit < 10 {
-                    b'0' + digit
-                } else {
-                    b'a' + digit - 10
-                }));
-            }
-        }
-        StandIn(text.into())
+    /// A new random stand-in: `zz`, then 26 lowercase letters and digits from the operating
+    /// system's random source; `None` when it cannot give any (nothing is then shared).
+    pub fn new() -> Option<StandIn> {
+        const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        let mut random = [0u8; 26];
+        getrandom::fill(&mut random).ok()?;
+        let text: String = "zz"
+            .chars()
+            .chain(
+                random
+                    .iter()
+                    .map(|byte| char::from(DIGITS[usize::from(*byte) % DIGITS.len()])),
+            )
+            .collect();
+        Some(StandIn(text.into()))
     }
 
     /// The stand-in's text.
@@ -318,11 +308,15 @@ impl Named {
     pub fn again(&self, index: usize) -> Result<Value, super::InjectError> {
         self.renders
             .get(index)
-            .map_or(Some(Value::Null), |kept| {
-                put_name(&kept.overlay, &self.stand_in, &self.name)
-            })
+            .map_or(Some(Value::Null), |kept| named(kept, &self.stand_in, &self.name))
             .ok_or_else(|| super::InjectError("a shared render no longer takes the pod's name".to_owned()))
     }
+}
+
+/// A kept render with the stand-in, with `name` put in ([`fill`]; its holes found once).
+fn named(kept: &Kept, stand_in: &StandIn, name: &str) -> Option<Value> {
+    let holes = kept.name_holes(|overlay| holes(overlay, stand_in));
+    fill(&kept.overlay, holes, stand_in, name)
 }
 
 impl super::Injector {
@@ -337,57 +331,55 @@ impl super::Injector {
         prepared: &Prepared,
         selected: &[String],
     ) -> Option<Named> {
+        let stand_in = self.stand_in.as_ref()?;
         let [api_version, kind, name, namespace] = &fixed.owner;
-        if kind != "Pod" || !can_stand_in(name, &self.stand_in) {
+        if kind != "Pod" || !can_stand_in(name, stand_in) {
             return None;
         }
         let shared = Fixed {
             owner: [
                 api_version.clone(),
                 kind.clone(),
-                self.stand_in.as_str().to_owned(),
+                stand_in.as_str().to_owned(),
                 namespace.clone(),
             ],
             ..fixed.clone()
         };
         let reuse = match self.render_cache.get(&shared, &prepared.stripped) {
             Some(reuse) => reuse,
-            // Its templates look into the name, or read what no two pods share.
-            None if self.render_cache.name_read(&shared) || self.render_cache.churns(&shared) => {
-                return None;
-            }
-            None => self.render_with_stand_in(shared, prepared, selected)?,
+            None if !self.render_cache.shares_stand_in_renders(&shared) => return None,
+            None => self.render_with_stand_in(stand_in, shared, prepared, selected)?,
         };
         let overlays = reuse
             .overlays
             .iter()
-            .map(|kept| self.named(kept, name))
+            .map(|kept| named(kept, stand_in, name))
             .collect::<Option<Vec<Value>>>()?;
         self.render_cache.note_named_reuse();
         Some(Named {
             overlays,
             renders: reuse.overlays,
-            stand_in: self.stand_in.clone(),
+            stand_in: stand_in.clone(),
             name: name.clone(),
             blind_to_token_volume: reuse.blind_to_token_volume,
         })
     }
 
-    /// A kept render with the stand-in, with `name` put in ([`fill`]; its holes found once).
-    fn named(&self, kept: &Kept, name: &str) -> Option<Value> {
-        let holes = kept.name_holes(|overlay| holes(overlay, &self.stand_in));
-        fill(&kept.overlay, holes, &self.stand_in, name)
-    }
-
     /// Renders the selected templates with the stand-in for the pod's name and, unless they
     /// looked into it, keeps the renders under `shared`.
-    fn render_with_stand_in(&self, shared: Fixed, prepared: &Prepared, selected: &[String]) -> Option<Reuse> {
+    fn render_with_stand_in(
+        &self,
+        stand_in: &StandIn,
+        shared: Fixed,
+        prepared: &Prepared,
+        selected: &[String],
+    ) -> Option<Reuse> {
         let mut owner = prepared.owner.clone();
-        owner.name = self.stand_in.as_str().to_owned();
+        owner.name = stand_in.as_str().to_owned();
         let mut inputs = self.template_inputs(prepared);
         inputs.owner = &owner;
         let data = super::data::template_data(&inputs, &self.template_values);
-        let watch = NameWatch::new(&self.stand_in, &data);
+        let watch = NameWatch::new(stand_in, &data);
         let (rendered, reads) = crate::render::objects::reads::record(&prepared.stripped, || {
             selected
                 .iter()
@@ -426,7 +418,7 @@ mod tests {
 
     #[test]
     fn stand_ins_are_random_words_a_name_may_not_hold() {
-        let (a, b) = (StandIn::new(), StandIn::new());
+        let (a, b) = (StandIn::new().expect("random"), StandIn::new().expect("random"));
         assert_ne!(a.as_str(), b.as_str());
         assert_eq!(a.as_str().len(), 28);
         assert!(can_stand_in(a.as_str(), &b), "a stand-in is itself a DNS name");

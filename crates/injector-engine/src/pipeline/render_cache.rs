@@ -279,6 +279,15 @@ struct Families {
     evicted_unused: HashMap<u64, usize, foldhash::fast::RandomState>,
 }
 
+impl Families {
+    /// [`RenderCache::churns`] of the family whose key hashes to `hash`.
+    fn churns(&self, hash: u64) -> bool {
+        self.evicted_unused
+            .get(&hash)
+            .is_some_and(|count| *count >= PER_FAMILY)
+    }
+}
+
 /// A bounded cache of renders keyed by exactly what they read. See the module documentation.
 pub struct RenderCache {
     capacity: usize,
@@ -360,10 +369,7 @@ impl RenderCache {
     pub fn churns(&self, fixed: &Fixed) -> bool {
         let families = self.lock();
         let hash = families.by_key.hasher().hash_one(fixed);
-        families
-            .evicted_unused
-            .get(&hash)
-            .is_some_and(|count| *count >= PER_FAMILY)
+        families.churns(hash)
     }
 
     /// Whether the renders of a pod of this family are to be kept: always, unless the pod is its
@@ -399,12 +405,13 @@ impl RenderCache {
         self.named_reuses.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Whether a render of this family (keyed with a stand-in for the pod's name) looked into
-    /// the stand-in ([`Self::note_name_read`]).
-    pub fn name_read(&self, fixed: &Fixed) -> bool {
+    /// Whether this family (keyed with a stand-in for the pod's name, [`super::own_name`]) is
+    /// still to try renders shared under the stand-in: none of its renders looked into the
+    /// stand-in ([`Self::note_name_read`]) and it does not churn ([`Self::churns`]).
+    pub fn shares_stand_in_renders(&self, fixed: &Fixed) -> bool {
         let families = self.lock();
         let hash = families.by_key.hasher().hash_one(fixed);
-        families.name_read.contains(&hash)
+        !families.name_read.contains(&hash) && !families.churns(hash)
     }
 
     /// Notes that a render of this family looked into the stand-in for the pod's name: later
