@@ -54,6 +54,7 @@ pub mod own_name;
 mod prepare;
 mod preview;
 pub mod render_cache;
+pub mod render_counts;
 pub mod spares;
 mod template_pod;
 
@@ -255,7 +256,17 @@ impl Injector {
     /// The same injector with a render cache of `capacity` entries (0: none). See
     /// [`render_cache`].
     pub fn with_render_cache(mut self, capacity: usize) -> Self {
-        self.render_cache = render_cache::RenderCache::new(capacity);
+        let counts = self.render_cache.counts().clone();
+        self.render_cache = render_cache::RenderCache::new(capacity).counting_in(counts);
+        self
+    }
+
+    /// The same injector, counting where its injections got their renders into `counts`
+    /// (cumulative over the injectors a process builds as its configuration changes). See
+    /// [`render_counts`].
+    pub fn counting_renders_in(mut self, counts: std::sync::Arc<render_counts::RenderCounts>) -> Self {
+        let capacity = self.render_cache.capacity();
+        self.render_cache = render_cache::RenderCache::new(capacity).counting_in(counts);
         self
     }
 
@@ -452,6 +463,11 @@ impl Injector {
         } else {
             Found::Nothing
         };
+        self.render_cache.counts().note(match &found {
+            Found::Named(_) => render_counts::RenderSource::Shared,
+            Found::Kept(_) => render_counts::RenderSource::Kept,
+            Found::Nothing => render_counts::RenderSource::Rendered,
+        });
         // Whether the templates never saw the token volume's name: known only from the reads
         // the render cache records.
         let mut blind_to_token_volume = match &found {

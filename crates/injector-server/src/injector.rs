@@ -8,7 +8,10 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use prometheus_client::registry::Registry;
 use serde_json::Value;
+
+use crate::ConfigStore;
 
 /// The injection engine, as seen by the server.
 pub trait Injector: Send + Sync + 'static {
@@ -69,6 +72,11 @@ pub trait Injector: Send + Sync + 'static {
     fn describe(&self, _config: &Self::Config) -> Value {
         Value::Null
     }
+
+    /// Registers the engine's own metrics on `/metrics`, once, when the server is built.
+    /// `config` gives the configuration in service at each scrape, for metrics of its state.
+    /// Metrics must be cumulative over reloads where they count. Registers none by default.
+    fn register_metrics(&self, _registry: &mut Registry, _config: &ConfigStore<Self::Config>) {}
 }
 
 /// What the console asks the [`Injector`] to explain.

@@ -214,6 +214,7 @@ impl<I: Injector> Server<I> {
         config.register_metrics(&mut registry);
         certs.register_metrics(&mut registry);
         options.extension.register_metrics(&mut registry);
+        injector.register_metrics(&mut registry, &config);
         let cache = OutcomeCache::new(options.outcome_cache_bytes, injector.ignores_managed_fields());
         let shared = Arc::new(Shared {
             injector: Arc::new(injector),

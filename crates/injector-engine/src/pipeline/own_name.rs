@@ -18,7 +18,8 @@
 //! merge its own render. A render that looked into the stand-in is dropped, and the pod is
 //! rendered with its own name as before; so are the pods of a family whose shared renders no
 //! other pod takes (its templates read something each pod has of its own, such as the pod's
-//! name: [`super::render_cache::RenderCache::churns`]).
+//! name: [`super::render_cache::RenderCache::churns`]), but for one pod in
+//! [`super::render_cache::RETRY_EVERY`], which tries again.
 //!
 //! Putting the name in after parsing the YAML gives what parsing the text with the name would,
 //! because of what [`can_stand_in`] asks of names and [`put_name`] checks of each result:
@@ -355,7 +356,6 @@ impl super::Injector {
             .iter()
             .map(|kept| named(kept, stand_in, name))
             .collect::<Option<Vec<Value>>>()?;
-        self.render_cache.note_named_reuse();
         Some(Named {
             overlays,
             renders: reuse.overlays,

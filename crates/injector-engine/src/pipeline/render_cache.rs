@@ -35,16 +35,21 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
+use super::render_counts::{RenderCounts, RenderSource};
 use crate::member::Members;
 use crate::render::objects::reads::{Read, Seen, resolve};
 
 /// The most entries kept for one [`Fixed`] key; the oldest goes first.
 pub const PER_FAMILY: usize = 8;
+
+/// A family that churns ([`RenderCache::churns`]) still lets one pod in this many try a shared
+/// render: when the pods that come change (one StatefulSet scaled alone after several were
+/// rolled out interleaved), a render a later pod takes ends the churn.
+pub const RETRY_EVERY: usize = 32;
 
 /// The default number of entries (each holds the overlays of one injection, some tens of KB).
 pub const DEFAULT_CAPACITY: usize = 256;
@@ -277,6 +282,9 @@ struct Families {
     /// How many entries each family has lost in a row that no pod took (by its key's hash),
     /// emptied with the entries ([`RenderCache::churns`]).
     evicted_unused: HashMap<u64, usize, foldhash::fast::RandomState>,
+    /// How many pods of each churning family were refused a shared render since one was let
+    /// try again ([`RenderCache::shares_stand_in_renders`]), emptied with the entries.
+    refused: HashMap<u64, usize, foldhash::fast::RandomState>,
 }
 
 impl Families {
@@ -292,9 +300,9 @@ impl Families {
 pub struct RenderCache {
     capacity: usize,
     families: Mutex<Families>,
-    /// How many injections took a render made with a stand-in for their name
-    /// ([`super::own_name`]).
-    named_reuses: AtomicUsize,
+    /// Where injections got their renders, and how often the cache was emptied: shared by the
+    /// injectors of one process ([`super::render_counts`]).
+    counts: Arc<RenderCounts>,
 }
 
 impl std::fmt::Debug for RenderCache {
@@ -314,8 +322,24 @@ impl RenderCache {
         RenderCache {
             capacity,
             families: Mutex::new(Families::default()),
-            named_reuses: AtomicUsize::new(0),
+            counts: Arc::default(),
         }
+    }
+
+    /// The same cache, counting into `counts` (shared with other injectors' caches).
+    pub fn counting_in(mut self, counts: Arc<RenderCounts>) -> RenderCache {
+        self.counts = counts;
+        self
+    }
+
+    /// Where injections got their renders ([`super::render_counts`]).
+    pub fn counts(&self) -> &Arc<RenderCounts> {
+        &self.counts
+    }
+
+    /// The most entries it holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Whether anything is ever cached.
@@ -357,10 +381,17 @@ impl RenderCache {
             .rev()
             .find(|entry| entry.matches(pod))?;
         entry.used = true;
-        Some(Reuse {
+        let reuse = Reuse {
             overlays: entry.overlays.clone(),
             blind_to_token_volume: entry.blind_to_token_volume,
-        })
+        };
+        // A pod took one of the family's entries: its streak of untaken ones is over.
+        if !families.evicted_unused.is_empty() {
+            let hash = families.by_key.hasher().hash_one(fixed);
+            families.evicted_unused.remove(&hash);
+            families.refused.remove(&hash);
+        }
+        Some(reuse)
     }
 
     /// Whether this family lost its last [`PER_FAMILY`] entries, or more, without a pod taking
@@ -396,22 +427,30 @@ impl RenderCache {
 
     /// How many injections took a render made with a stand-in for their name
     /// ([`super::own_name`]).
-    pub fn named_reuses(&self) -> usize {
-        self.named_reuses.load(Ordering::Relaxed)
-    }
-
-    /// Counts one injection that took a render made with a stand-in for its name.
-    pub fn note_named_reuse(&self) {
-        self.named_reuses.fetch_add(1, Ordering::Relaxed);
+    pub fn named_reuses(&self) -> u64 {
+        self.counts.injections(RenderSource::Shared)
     }
 
     /// Whether this family (keyed with a stand-in for the pod's name, [`super::own_name`]) is
     /// still to try renders shared under the stand-in: none of its renders looked into the
-    /// stand-in ([`Self::note_name_read`]) and it does not churn ([`Self::churns`]).
+    /// stand-in ([`Self::note_name_read`]), and it does not churn ([`Self::churns`]) or this pod
+    /// is the one in [`RETRY_EVERY`] that tries anyway.
     pub fn shares_stand_in_renders(&self, fixed: &Fixed) -> bool {
-        let families = self.lock();
+        let mut families = self.lock();
         let hash = families.by_key.hasher().hash_one(fixed);
-        !families.name_read.contains(&hash) && !families.churns(hash)
+        if families.name_read.contains(&hash) {
+            return false;
+        }
+        if !families.churns(hash) {
+            return true;
+        }
+        let refused = families.refused.entry(hash).or_default();
+        *refused += 1;
+        if *refused < RETRY_EVERY {
+            return false;
+        }
+        *refused = 0;
+        true
     }
 
     /// Notes that a render of this family looked into the stand-in for the pod's name: later
@@ -455,10 +494,12 @@ impl RenderCache {
         };
         let mut families = self.lock();
         if families.entries >= self.capacity {
+            self.counts.note_flush();
             families.by_key.clear();
             families.seen_once.clear();
             families.name_read.clear();
             families.evicted_unused.clear();
+            families.refused.clear();
             families.entries = 0;
         }
         let hash = families.by_key.hasher().hash_one(&fixed);
@@ -706,6 +747,44 @@ mod tests {
         );
         insert(PER_FAMILY * 2);
         assert!(cache.churns(&fixed("a")));
+    }
+
+    #[test]
+    fn a_churning_family_lets_one_pod_in_so_many_try_and_ends_its_churn_when_a_pod_takes_a_render() {
+        let cache = RenderCache::new(PER_FAMILY * 8);
+        let label = |i: usize| serde_json::json!({"metadata": {"labels": {"app": format!("a{i}")}}});
+        for i in 0..PER_FAMILY * 2 {
+            cache.insert(fixed("a"), &label(i), vec![app_label()], overlays("x"));
+        }
+        assert!(cache.churns(&fixed("a")));
+        let tries: Vec<bool> = (0..RETRY_EVERY * 2)
+            .map(|_| cache.shares_stand_in_renders(&fixed("a")))
+            .collect();
+        let let_in: Vec<usize> = (0..tries.len()).filter(|i| tries[*i]).collect();
+        assert_eq!(let_in, [RETRY_EVERY - 1, RETRY_EVERY * 2 - 1]);
+
+        // The pods that come change: the one let in keeps its render, and the next pod like it
+        // takes it.
+        cache.insert(fixed("a"), &label(1000), vec![app_label()], overlays("x"));
+        assert!(cache.get(&fixed("a"), &label(1000)).is_some());
+        assert!(!cache.churns(&fixed("a")));
+        assert!(cache.shares_stand_in_renders(&fixed("a")));
+    }
+
+    #[test]
+    fn flushes_are_counted() {
+        let counts = Arc::new(RenderCounts::default());
+        let cache = RenderCache::new(2).counting_in(counts.clone());
+        for i in 0..5 {
+            let pod = serde_json::json!({"metadata": {"labels": {"app": format!("a{i}")}}});
+            cache.insert(fixed("a"), &pod, vec![app_label()], overlays("x"));
+        }
+        assert_eq!(
+            counts.flushes(),
+            2,
+            "emptied before the third and the fifth entry"
+        );
+        assert_eq!(cache.len(), 1);
     }
 
     #[test]

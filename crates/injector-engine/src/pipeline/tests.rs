@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use super::render_counts::{RenderCounts, RenderSource};
 use super::*;
 use crate::{
     mesh::default_mesh_config,
@@ -809,7 +810,7 @@ fn pods_that_are_their_own_owner_share_a_render_made_with_a_stand_in_for_their_n
         );
         assert_eq!(
             cached.render_cache().named_reuses(),
-            i + 1,
+            i as u64 + 1,
             "db-{i}: the render was named"
         );
     }
@@ -964,10 +965,91 @@ fn renders_no_other_pod_takes_stop_being_shared() {
     }
     assert_eq!(
         cached.render_cache().named_reuses(),
-        family * 2,
+        family as u64 * 2,
         "shared until {family} entries were evicted unused, then not"
     );
     assert_eq!(cached.render_cache().len(), family, "the family's last entries");
+}
+
+/// Twenty StatefulSets of one namespace rolled out, each with its first pod: the template reads
+/// each pod's `app` label, so no pod takes another's render and, once eight were evicted
+/// untaken, the family churns. Then one set whose entry is gone is scaled alone: within
+/// [`render_cache::RETRY_EVERY`] pods one tries a shared render again, and from the next pod on
+/// the family shares again.
+#[test]
+fn a_family_that_churned_shares_again_when_its_pods_can() {
+    let template = "spec:\n  containers:\n  - name: istio-proxy\n    env:\n    - name: APP\n      value: \"{{ index .ObjectMeta.Labels \"app\" }}\"\n    - name: WORKLOAD\n      value: \"{{ .DeploymentMeta.Name }}\"\n";
+    let cached = reads_little(template);
+    let uncached = reads_little(template).with_render_cache(0);
+    let pod_of = |set: usize, i: usize| {
+        let mut pod = stateful_pod_with_token(&format!("db{set}-{i}"), TOKEN_NAMES[i % 3]);
+        pod["metadata"]["labels"]["app"] = json!(format!("db{set}"));
+        pod
+    };
+    let counts = cached.render_cache().counts().clone();
+    for set in 0..20 {
+        let pod = pod_of(set, 0);
+        assert_eq!(
+            outcome_text(&cached, &pod),
+            outcome_text(&uncached, &pod),
+            "db{set}-0"
+        );
+    }
+    // Shared until the eighth entry was evicted untaken.
+    assert_eq!(
+        counts.injections(RenderSource::Shared),
+        2 * render_cache::PER_FAMILY as u64
+    );
+    let scaled = 0;
+    let shared: Vec<bool> = (1..1 + render_cache::RETRY_EVERY + 10)
+        .map(|i| {
+            let pod = pod_of(scaled, i);
+            let before = counts.injections(RenderSource::Shared);
+            assert_eq!(
+                outcome_text(&cached, &pod),
+                outcome_text(&uncached, &pod),
+                "db{scaled}-{i}"
+            );
+            counts.injections(RenderSource::Shared) > before
+        })
+        .collect();
+    let first = shared.iter().position(|s| *s).expect("a pod tried again");
+    assert!(
+        first < render_cache::RETRY_EVERY,
+        "tried again at the {first}th pod"
+    );
+    assert!(first > 0, "the family churned: the first pods were refused");
+    assert!(
+        shared[first..].iter().all(|s| *s),
+        "shared from then on: {shared:?}"
+    );
+}
+
+/// Where injections got their renders is counted by source, into counts that outlive a
+/// configuration's injector.
+#[test]
+fn injections_are_counted_by_where_their_renders_came_from() {
+    let counts = std::sync::Arc::new(RenderCounts::default());
+    let (config, values, mesh) = crate::embedded_settings().expect("the embedded settings load");
+    let make = || {
+        Injector::new(config.clone(), values.clone(), mesh.clone(), Options::default())
+            .unwrap()
+            .counting_renders_in(counts.clone())
+    };
+    let first = make();
+    patch_of(&first, &pod());
+    patch_of(&first, &pod());
+    for (i, token) in TOKEN_NAMES.iter().enumerate() {
+        patch_of(&first, &stateful_pod_with_token(&format!("db-{i}"), token));
+    }
+    // A reload: a new injector, with an empty cache, counting on.
+    let second = make().with_render_cache(render_cache::DEFAULT_CAPACITY);
+    patch_of(&second, &pod());
+    let by_source: Vec<(&str, u64)> = RenderSource::ALL
+        .iter()
+        .map(|source| (source.as_str(), counts.injections(*source)))
+        .collect();
+    assert_eq!(by_source, [("rendered", 2), ("kept", 1), ("shared", 3)]);
 }
 
 const TOKEN_NAMES: [&str; 3] = [

@@ -20,6 +20,7 @@ mod memory_return;
 mod outdated;
 mod output;
 mod preview;
+mod render_metrics;
 mod restart;
 mod serve;
 mod settings;

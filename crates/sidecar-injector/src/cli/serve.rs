@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use injector_core::explain::ConfigOrigin;
+use injector_engine::pipeline::render_counts::RenderCounts;
 use injector_engine::pipeline::{Answer, Injector, Options, Request};
 use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
@@ -19,9 +20,11 @@ use injector_server::{
     AdmissionInput, AdmissionOutcome, CertSource, CertStore, ConfigFiles, ConfigStore, ExplainSubject,
     LogFormat, ServeOptions, WatchOptions,
 };
+use prometheus_client::registry::Registry;
 
 use super::cluster::ClusterArgs;
 use super::console_explain::{self, ConsoleContext};
+use super::render_metrics::RenderMetrics;
 use super::settings::{SettingsArgs, from_texts};
 
 /// Run the admission webhook (HTTPS) and its monitoring endpoints.
@@ -134,6 +137,8 @@ struct Engine {
     events: Option<EventSink>,
     /// What the console's explanations need to know.
     console: ConsoleContext,
+    /// Where injections got their renders, counted by every injector the loader builds.
+    renders: Arc<RenderCounts>,
 }
 
 impl injector_server::Injector for Engine {
@@ -207,6 +212,10 @@ impl injector_server::Injector for Engine {
     fn describe(&self, injector: &Injector) -> serde_json::Value {
         console_explain::describe(injector)
     }
+
+    fn register_metrics(&self, registry: &mut Registry, config: &ConfigStore<Injector>) {
+        registry.register_collector(Box::new(RenderMetrics::new(self.renders.clone(), config.clone())));
+    }
 }
 
 /// Runs `serve` until SIGTERM or SIGINT.
@@ -252,7 +261,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)?;
     }
     let native = Arc::new(AtomicBool::new(native_flag.unwrap_or(true)));
-    let loader = config_loader(&args.revision, native.clone());
+    let renders = Arc::new(RenderCounts::default());
+    let loader = config_loader(&args.revision, native.clone(), renders.clone());
     // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
     // context switches and per-thread allocator heaps. Admissions beyond them queue (their
     // deadline still runs).
@@ -303,6 +313,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                         revision: args.revision.clone(),
                         origin: origin.clone(),
                     },
+                    renders,
                 },
                 config,
                 certs,
@@ -346,6 +357,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                         ConfigOrigin::Embedded
                     },
                 },
+                renders,
             },
             config,
             injector_server::shutdown_signal(),
@@ -359,6 +371,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
 fn config_loader(
     revision: &str,
     native: Arc<AtomicBool>,
+    renders: Arc<RenderCounts>,
 ) -> impl Fn(&ConfigFiles) -> Result<Injector, String> + Send + Sync + 'static {
     let revision = revision.to_owned();
     move |files: &ConfigFiles| {
@@ -389,6 +402,8 @@ fn config_loader(
             native_sidecars: native.load(Ordering::SeqCst),
             ..Options::default()
         };
-        Injector::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| e.to_string())
+        Injector::new(loaded.config, loaded.values, loaded.mesh, options)
+            .map(|injector| injector.counting_renders_in(renders.clone()))
+            .map_err(|e| e.to_string())
     }
 }

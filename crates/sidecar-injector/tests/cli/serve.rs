@@ -181,3 +181,60 @@ fn the_replicas_of_a_deployment_are_answered_from_the_outcome_cache_with_their_o
     );
     assert_eq!(cache_hits(&cached), "sidecar_injection_cache_hits_total 3");
 }
+
+/// Tried as a new user would look at the render cache: with the outcome cache off, a
+/// Deployment's second replica takes its first one's render, and a StatefulSet's pods share
+/// one; `/metrics` says where each injection's renders came from.
+#[test]
+fn metrics_say_where_each_injections_renders_came_from() {
+    if !have_curl() {
+        return;
+    }
+    let files = Files::new();
+    let served = Served::start(&files, &["--outcome-cache-mib", "0"]);
+    let replicas = [
+        ("uid-0", "kube-api-access-7xk2p"),
+        ("uid-1", "kube-api-access-b4zqq"),
+    ];
+    for (uid, token) in replicas {
+        let review = files.write(
+            &format!("{uid}.json"),
+            &replica_review(uid, token, "2026-12-04T10:00:00Z").to_string(),
+        );
+        assert_eq!(served.admit(&review)["response"]["allowed"], true);
+    }
+    for i in 0..3 {
+        let mut review = replica_review(
+            &format!("db-{i}"),
+            "kube-api-access-x9wlr",
+            "2026-12-04T10:00:00Z",
+        );
+        let metadata = review["request"]["object"]["metadata"]
+            .as_object_mut()
+            .expect("metadata");
+        metadata.shift_remove("generateName");
+        metadata.insert("name".to_owned(), json!(format!("db-{i}")));
+        metadata["ownerReferences"][0] = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db",
+                                                "uid": "5b1a", "controller": true});
+        let review = files.write(&format!("db-{i}.json"), &review.to_string());
+        let response = served.admit(&review);
+        let patch = base64::engine::general_purpose::STANDARD
+            .decode(response["response"]["patch"].as_str().expect("a patch"))
+            .expect("base64");
+        assert!(
+            String::from_utf8_lossy(&patch).contains(&format!("\"db-{i}\"")),
+            "db-{i}: its own name in its patch"
+        );
+    }
+    let metrics = served.metrics();
+    for line in [
+        "# TYPE sidecar_injector_renders_total counter",
+        "sidecar_injector_renders_total{source=\"rendered\"} 1",
+        "sidecar_injector_renders_total{source=\"kept\"} 1",
+        "sidecar_injector_renders_total{source=\"shared\"} 3",
+        "sidecar_injector_render_cache_flushes_total 0",
+        "sidecar_injector_render_cache_entries 2",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
+    }
+}
