@@ -193,6 +193,19 @@ enum Injection {
     },
 }
 
+/// Whether an injection may render templates ([`Injector::answer_without_rendering`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rendering {
+    Allowed,
+    Refused,
+}
+
+/// The error of an injection allowed to render that still stopped for want of a render: never
+/// given (rendering is only refused by [`Injector::answer_without_rendering`]).
+fn would_render() -> InjectError {
+    InjectError("internal error: the injection stopped before rendering its templates".to_owned())
+}
+
 /// A pod injected by [`Injector::inject_owned_pod`].
 struct InjectedPod {
     pod: Value,
@@ -292,7 +305,10 @@ impl Injector {
 
     /// Decides, and injects when the decision says so.
     pub fn inject(&self, request: &Request<'_>) -> Result<Outcome, InjectError> {
-        Ok(match self.decide_and_inject(request)? {
+        let injection = self
+            .decide_and_inject(request, Rendering::Allowed)?
+            .ok_or_else(would_render)?;
+        Ok(match injection {
             Injection::Skipped(decision) => Outcome::Skipped { decision },
             Injection::Injected {
                 injected,
@@ -312,7 +328,30 @@ impl Injector {
     /// is not kept: the kept renders it reused take back the sidecar's items it holds unchanged,
     /// and hand them to their next pods instead of copies ([`spares`]).
     pub fn answer(&self, request: &Request<'_>) -> Result<Answer, InjectError> {
-        Ok(match self.decide_and_inject(request)? {
+        self.answer_with(request, Rendering::Allowed)
+            .and_then(|answer| answer.ok_or_else(would_render))
+    }
+
+    /// [`Self::answer`], when no template has to be rendered for it: the pod is not to be
+    /// injected, or its renders come from the render cache (kept, or shared under a stand-in for
+    /// its name). `None` when a template would have to be rendered; nothing was rendered then,
+    /// and [`Self::answer`] gives the answer. The work done is bounded by the pod's size (no
+    /// template runs), so a caller may run it where a long render would be in the way (the
+    /// webhook runs it on its async worker, and only sends the admission to its blocking pool
+    /// when it gets `None`).
+    pub fn answer_without_rendering(&self, request: &Request<'_>) -> Option<Result<Answer, InjectError>> {
+        self.answer_with(request, Rendering::Refused).transpose()
+    }
+
+    fn answer_with(
+        &self,
+        request: &Request<'_>,
+        rendering: Rendering,
+    ) -> Result<Option<Answer>, InjectError> {
+        let Some(injection) = self.decide_and_inject(request, rendering)? else {
+            return Ok(None);
+        };
+        Ok(Some(match injection {
             Injection::Skipped(decision) => Answer::Skipped { decision },
             Injection::Injected {
                 mut injected,
@@ -332,10 +371,16 @@ impl Injector {
                     blind_to_token_volume: injected.blind_to_token_volume,
                 }
             }
-        })
+        }))
     }
 
-    fn decide_and_inject(&self, request: &Request<'_>) -> Result<Injection, InjectError> {
+    /// The decision, and the injection when it says so; `None` when `rendering` is refused and a
+    /// template would have to be rendered.
+    fn decide_and_inject(
+        &self,
+        request: &Request<'_>,
+        rendering: Rendering,
+    ) -> Result<Option<Injection>, InjectError> {
         let Some(received) = request.pod else {
             return Err(InjectError("the admission request has no object".to_owned()));
         };
@@ -351,13 +396,15 @@ impl Injector {
         };
         let decision = decide_in(received, request.namespace, config);
         if !decision.inject {
-            return Ok(Injection::Skipped(decision));
+            return Ok(Some(Injection::Skipped(decision)));
         }
         // Istio injects the pod without `managedFields` and with the request's namespace when it
         // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
         let mut original = without_managed_fields(received);
         default_namespace(&mut original, request.namespace);
-        let injected = self.inject_owned_pod(original, request)?;
+        let Some(injected) = self.inject_owned_pod(original, request, rendering)? else {
+            return Ok(None);
+        };
         // A reused render's containers and volumes have the same text in every pod they go to.
         let known: Vec<KnownText<'_>> = injected
             .reused
@@ -374,23 +421,30 @@ impl Injector {
         )
         .map_err(|e| InjectError(e.to_string()))?;
         drop(known);
-        Ok(Injection::Injected {
+        Ok(Some(Injection::Injected {
             injected,
             patch: written.patch,
             copied: written.copied,
             decision,
-        })
+        }))
     }
 
     /// Istio's `injectPod`: the injected pod, without deciding.
     pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
-        self.inject_owned_pod(original.clone(), request)
+        self.inject_owned_pod(original.clone(), request, Rendering::Allowed)?
             .map(|injected| injected.pod)
+            .ok_or_else(would_render)
     }
 
     /// [`Self::inject_pod`] of a pod the caller hands over, with the kept renders it reused (if
-    /// it did) and whether its renders were blind to the token volume's name.
-    fn inject_owned_pod(&self, original: Value, request: &Request<'_>) -> Result<InjectedPod, InjectError> {
+    /// it did) and whether its renders were blind to the token volume's name. `None` when
+    /// `rendering` is refused and a template would have to be rendered.
+    fn inject_owned_pod(
+        &self,
+        original: Value,
+        request: &Request<'_>,
+        rendering: Rendering,
+    ) -> Result<Option<InjectedPod>, InjectError> {
         let mut pod = normalize_preserving_owned("v1/Pod", original)
             .map_err(|e| InjectError(format!("failed to decode pod: {e}")))?;
         if self.options.openshift {
@@ -453,7 +507,7 @@ impl Injector {
         // A pod that is its own owner takes renders made for any pod of its family, with its name
         // put in (merged as its own renders would be); any other pod, a kept render.
         let found = if cacheable {
-            match self.own_name_renders(&fixed, &prepared, &selected) {
+            match self.own_name_renders(&fixed, &prepared, &selected, rendering) {
                 Some(named) => Found::Named(named),
                 None => self
                     .render_cache
@@ -463,6 +517,9 @@ impl Injector {
         } else {
             Found::Nothing
         };
+        if matches!(found, Found::Nothing) && rendering == Rendering::Refused {
+            return Ok(None);
+        }
         self.render_cache.counts().note(match &found {
             Found::Named(_) => render_counts::RenderSource::Shared,
             Found::Kept(_) => render_counts::RenderSource::Kept,
@@ -588,11 +645,11 @@ impl Injector {
         .unwrap_or_else(|| status_of(&template_pod));
         self.post_process(&mut merged, status, &proxy_envs, &proxy_config, normalized)
             .map_err(|e| InjectError(format!("failed to process pod: {e}")))?;
-        Ok(InjectedPod {
+        Ok(Some(InjectedPod {
             pod: merged,
             reused,
             blind_to_token_volume,
-        })
+        }))
     }
 
     /// Renders (or takes from the cache) each selected template and merges it into the template

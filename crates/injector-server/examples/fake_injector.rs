@@ -129,6 +129,12 @@ impl Injector for FakeEngine {
     fn ignores_managed_fields(&self) -> bool {
         self.canned.is_some()
     }
+
+    /// Every answer is quick (nothing is rendered), as the real engine's are when its renders
+    /// are kept: the ceiling answers on the async worker as `serve` then does.
+    fn admit_quickly(&self, config: &FakeConfig, req: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
+        Some((self.admit(config, req), false))
+    }
 }
 
 /// The JSON Patch of a saved AdmissionReview response, decoded from `response.patch`.

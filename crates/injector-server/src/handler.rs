@@ -594,8 +594,9 @@ enum EngineResult {
 }
 
 /// Cache or engine: an identical admission seen under the same configuration (the replicas
-/// of a scale-up) is answered from the outcome cache, on the async worker; otherwise the
-/// engine runs on the blocking pool (or inline) under the deadline.
+/// of a scale-up) is answered from the outcome cache, on the async worker; then a small one
+/// the engine can answer quickly ([`Injector::admit_quickly`]) is answered there too; otherwise
+/// the engine runs on the blocking pool (or inline) under the deadline.
 async fn run_engine<I: Injector>(
     shared: &Shared<I>,
     config: Arc<I::Config>,
@@ -629,6 +630,10 @@ async fn run_engine<I: Injector>(
             Err(_) => EngineResult::Failed("the injection engine panicked".to_owned()),
         };
     }
+    let key = match quick_answer(shared, &config, &input, cache.as_deref(), key, body_len).await {
+        Ok(result) => return result,
+        Err(key) => key,
+    };
     let injector = shared.injector.clone();
     // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
     // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
@@ -649,6 +654,40 @@ async fn run_engine<I: Injector>(
         Ok(Ok(Some(outcome))) => EngineResult::Done(outcome, false),
         Ok(Ok(None)) | Err(_) => EngineResult::Late,
         Ok(Err(e)) => EngineResult::Failed(e.to_string()),
+    }
+}
+
+/// The engine's quick answer ([`Injector::admit_quickly`]) to a small admission, had on this
+/// worker: handing it to the blocking pool and back would cost as much as the answer. `Err`
+/// gives the key back when there is none, for the pool's run.
+async fn quick_answer<I: Injector>(
+    shared: &Shared<I>,
+    config: &Arc<I::Config>,
+    input: &AdmissionInput,
+    cache: Option<&OutcomeCache<I::Config>>,
+    key: Option<CacheKey>,
+    body_len: usize,
+) -> Result<EngineResult, Option<CacheKey>> {
+    if body_len > MAX_QUICK_BODY {
+        return Err(key);
+    }
+    // The other admissions ready on this worker get as far first (read, decoded): the engine
+    // then runs for several in a row with its code and data warm, as the blocking pool would
+    // run them, without the pool's thread switches.
+    tokio::task::yield_now().await;
+    if Instant::now() >= input.deadline {
+        return Ok(EngineResult::Late);
+    }
+    let quick = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        shared.injector.admit_quickly(config, input)
+    }));
+    match quick {
+        Ok(Some(answer)) => {
+            let outcome = remember(cache, key, &*shared.injector, config, input, answer);
+            Ok(EngineResult::Done(outcome, false))
+        }
+        Ok(None) => Err(key),
+        Err(_) => Ok(EngineResult::Failed("the injection engine panicked".to_owned())),
     }
 }
 
@@ -731,6 +770,10 @@ impl Drop for GaugeGuard {
 /// Admission bodies up to this size have their outcome cached.
 const MAX_CACHED_BODY: usize = 256 << 10;
 
+/// Admission bodies up to this size are offered to [`Injector::admit_quickly`] (most pods are
+/// 2 to 10 KB as the API server sends them).
+const MAX_QUICK_BODY: usize = 16 << 10;
+
 /// Runs the engine and stores its outcome under `key` for the admissions to come that share it.
 fn admit_and_remember<I: Injector>(
     cache: Option<&OutcomeCache<I::Config>>,
@@ -739,11 +782,25 @@ fn admit_and_remember<I: Injector>(
     config: &Arc<I::Config>,
     input: &AdmissionInput,
 ) -> AdmissionOutcome {
-    let (outcome, any_token_name) = match key.as_ref().and_then(|key| key.token) {
+    let answer = match key.as_ref().and_then(|key| key.token) {
         Some(_) => injector.admit_for_any_token_name(config, input),
         None => (injector.admit(config, input), false),
     };
+    remember(cache, key, injector, config, input, answer)
+}
+
+/// Stores the engine's outcome (and whether it holds for any token volume name) under `key`,
+/// and tells the injector of it.
+fn remember<I: Injector>(
+    cache: Option<&OutcomeCache<I::Config>>,
+    key: Option<CacheKey>,
+    injector: &I,
+    config: &Arc<I::Config>,
+    input: &AdmissionInput,
+    (outcome, any_token_name): (AdmissionOutcome, bool),
+) -> AdmissionOutcome {
     if let (Some(cache), Some(key)) = (cache, key) {
+        let any_token_name = any_token_name && key.token.is_some();
         cache.insert(config, key, outcome.clone(), any_token_name);
     }
     injector.observe(input, &outcome);

@@ -44,6 +44,22 @@ pub trait Injector: Send + Sync + 'static {
         (self.admit(config, request), false)
     }
 
+    /// [`Self::admit_for_any_token_name`], when the engine can answer without its slow work
+    /// (for an engine that renders templates: a pod it does not inject, or one whose renders
+    /// it kept from an earlier pod); `None` when it cannot, having done nothing it would
+    /// otherwise do twice (no side effects, no [`Self::observe`]). The server asks this first, on
+    /// its async worker, for bodies up to 16 KiB, and sends the admission to the blocking pool
+    /// only on `None`: for such an answer the hand-off between threads costs as much as the
+    /// answer itself. It must take well under a millisecond, do no I/O and not panic. `None` by
+    /// default.
+    fn admit_quickly(
+        &self,
+        _config: &Self::Config,
+        _request: &AdmissionInput,
+    ) -> Option<(AdmissionOutcome, bool)> {
+        None
+    }
+
     /// Whether outcomes ignore the object's `metadata.managedFields`, as Istio's injector does
     /// (it drops them before injecting and keeps them out of its patch). When they do, the
     /// outcome cache leaves them out of its key: the API server stamps each entry with the

@@ -324,13 +324,14 @@ impl super::Injector {
     /// The renders for a pod that is its own owner (`fixed`'s owner is a `Pod`), made with the
     /// stand-in for its name, or taken from the render cache so made, with the pod's name put in:
     /// `None` when the pod is to be rendered with its own name (its name cannot be stood in for,
-    /// its family's templates look into the name, a render failed, or a check of
-    /// [`put_name`] did not hold).
+    /// its family's templates look into the name, a render failed, a check of [`put_name`] did
+    /// not hold, or no render is in the cache and `rendering` is refused).
     pub(super) fn own_name_renders(
         &self,
         fixed: &Fixed,
         prepared: &Prepared,
         selected: &[String],
+        rendering: super::Rendering,
     ) -> Option<Named> {
         let stand_in = self.stand_in.as_ref()?;
         let [api_version, kind, name, namespace] = &fixed.owner;
@@ -348,6 +349,7 @@ impl super::Injector {
         };
         let reuse = match self.render_cache.get(&shared, &prepared.stripped) {
             Some(reuse) => reuse,
+            None if rendering == super::Rendering::Refused => return None,
             None if !self.render_cache.shares_stand_in_renders(&shared) => return None,
             None => self.render_with_stand_in(stand_in, shared, prepared, selected)?,
         };

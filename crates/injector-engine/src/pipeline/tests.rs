@@ -1120,3 +1120,88 @@ fn a_template_that_reads_or_writes_such_a_name_is_not_blind_to_the_token_volume(
         }
     }
 }
+
+fn answer_text(answer: Result<Answer, InjectError>) -> String {
+    match answer {
+        // Blindness to the token volume's name is only known from a render cache's records.
+        Ok(Answer::Injected { patch, .. }) => format!("patch: {}", String::from_utf8(patch).expect("UTF-8")),
+        Ok(Answer::Skipped { decision }) => format!("skipped: {:?}", decision.rule),
+        Err(error) => format!("error: {error}"),
+    }
+}
+
+/// Without rendering, the engine answers what it can from its render cache (and skips and
+/// errors that come before any render), exactly as it would with rendering; anything else is
+/// left for a run that may render, with nothing rendered, counted or kept on the way.
+#[test]
+fn answers_without_rendering_are_the_answers_or_none() {
+    let (cached, uncached) = embedded_with_and_without_render_cache();
+    let answer = |pod: &Value| {
+        let request = Request {
+            pod: Some(pod),
+            ..Request::default()
+        };
+        (
+            cached.answer_without_rendering(&request).map(answer_text),
+            answer_text(uncached.answer(&request)),
+        )
+    };
+    let counts = cached.render_cache().counts().clone();
+    let rendered = || counts.injections(RenderSource::Rendered);
+
+    // A first pod: its templates would have to be rendered.
+    let first = pod_with_token(TOKEN_NAMES[0]);
+    assert_eq!(answer(&first).0, None);
+    assert_eq!(
+        (cached.render_cache().len(), rendered()),
+        (0, 0),
+        "nothing rendered or kept"
+    );
+    let reference = answer(&first).1;
+    assert_eq!(
+        answer_text(cached.answer(&Request {
+            pod: Some(&first),
+            ..Request::default()
+        })),
+        reference
+    );
+    assert_eq!(rendered(), 1);
+    // The next replica takes the kept render, without rendering.
+    let second = pod_with_token(TOKEN_NAMES[1]);
+    let (quick, full) = answer(&second);
+    assert_eq!(quick.as_deref(), Some(full.as_str()));
+    assert_eq!(rendered(), 1);
+
+    // A StatefulSet's first pod would render under the stand-in; once one did, the others
+    // take it.
+    let db = |i: usize| stateful_pod_with_token(&format!("db-{i}"), TOKEN_NAMES[i % 3]);
+    assert_eq!(answer(&db(0)).0, None);
+    cached
+        .answer(&Request {
+            pod: Some(&db(0)),
+            ..Request::default()
+        })
+        .expect("injects");
+    for i in 1..4 {
+        let (quick, full) = answer(&db(i));
+        assert_eq!(quick.as_deref(), Some(full.as_str()), "db-{i}");
+    }
+
+    // Skipped pods and errors before any render are answered too.
+    let opted_out = with(
+        &first,
+        "/metadata/labels/sidecar.istio.io~1inject",
+        json!("false"),
+    );
+    let (quick, full) = answer(&opted_out);
+    assert!(full.starts_with("skipped"), "{full}");
+    assert_eq!(quick.as_deref(), Some(full.as_str()));
+    let bad = with(
+        &first,
+        "/metadata/annotations",
+        json!({"sidecar.istio.io/interceptionMode": "BOGUS"}),
+    );
+    let (quick, full) = answer(&bad);
+    assert!(full.starts_with("error"), "{full}");
+    assert_eq!(quick.as_deref(), Some(full.as_str()));
+}

@@ -370,3 +370,72 @@ async fn inline_injector_mode_behaves_the_same() {
     assert_eq!(r.json()["response"], json!({"uid": "s", "allowed": true}));
     server.stop().await;
 }
+
+/// A small admission the engine can answer quickly is answered on the async worker; a big one,
+/// or one it cannot, goes to the blocking pool; a panic there is an internal error like any other.
+#[tokio::test]
+async fn quick_answers_for_small_bodies_and_the_pool_for_the_rest() {
+    let server = TestServer::start().await;
+    let mut c = server.client(Proto::H2).await;
+    let j = c
+        .post(
+            "/inject",
+            review("admission.k8s.io/v1", "q", json!({"test/action": "quick"})),
+        )
+        .await
+        .expect("resp")
+        .json();
+    assert_eq!(decoded_patch(&j)[0]["value"], "fake-quick-1", "{j}");
+
+    // Over 16 KiB: not offered to the quick path.
+    let padding = "x".repeat(17 << 10);
+    let j = c
+        .post(
+            "/inject",
+            review(
+                "admission.k8s.io/v1",
+                "b",
+                json!({"test/action": "quick", "test/padding": padding}),
+            ),
+        )
+        .await
+        .expect("resp")
+        .json();
+    assert_eq!(decoded_patch(&j)[0]["value"], "fake-1", "{j}");
+
+    // The engine cannot answer quickly: the pool answers.
+    let j = c
+        .post("/inject", review("admission.k8s.io/v1", "p", json!({})))
+        .await
+        .expect("resp")
+        .json();
+    assert_eq!(decoded_patch(&j)[0]["value"], "fake-1", "{j}");
+
+    let j = c
+        .post(
+            "/inject",
+            review("admission.k8s.io/v1", "x", json!({"test/action": "quick-panic"})),
+        )
+        .await
+        .expect("resp")
+        .json();
+    assert_eq!(j["response"]["allowed"], false, "{j}");
+    assert!(
+        j["response"]["status"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("internal error"),
+        "{j}"
+    );
+    // The server goes on.
+    let j = c
+        .post(
+            "/inject",
+            review("admission.k8s.io/v1", "q2", json!({"test/action": "quick"})),
+        )
+        .await
+        .expect("resp")
+        .json();
+    assert_eq!(decoded_patch(&j)[0]["value"], "fake-quick-1", "{j}");
+    server.stop().await;
+}

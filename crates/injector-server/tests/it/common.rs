@@ -39,7 +39,9 @@ pub fn load_fake_config(files: &injector_server::ConfigFiles) -> Result<FakeConf
 }
 
 /// A fake engine driven by the pod's `test/action` annotation:
-/// `skip`, `deny`, `sleep-ms:<N>` (then patch), `panic`; default: patch.
+/// `skip`, `deny`, `sleep-ms:<N>` (then patch), `panic`; default: patch. It answers quickly
+/// ([`Injector::admit_quickly`]) only `quick` (its patch says `quick-fake-<version>`) and
+/// `quick-panic` (it panics there).
 pub struct FakeInjector;
 
 impl Injector for FakeInjector {
@@ -63,6 +65,26 @@ impl Injector for FakeInjector {
                 patch: fake_patch(config, req),
                 reason: "injected".into(),
             },
+        }
+    }
+
+    fn admit_quickly(&self, config: &FakeConfig, req: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
+        match req.object["metadata"]["annotations"]["test/action"].as_str() {
+            Some("quick") => {
+                let quick = FakeConfig {
+                    version: format!("quick-{}", config.version),
+                };
+                let patch = fake_patch(&quick, req);
+                Some((
+                    AdmissionOutcome::Patched {
+                        patch,
+                        reason: "injected quickly".into(),
+                    },
+                    false,
+                ))
+            }
+            Some("quick-panic") => panic!("fake injector panics on purpose, quickly"),
+            _ => None,
         }
     }
 }

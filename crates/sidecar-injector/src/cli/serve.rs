@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use injector_core::explain::ConfigOrigin;
 use injector_engine::pipeline::render_counts::RenderCounts;
-use injector_engine::pipeline::{Answer, Injector, Options, Request};
+use injector_engine::pipeline::{Answer, InjectError, Injector, Options, Request};
 use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
@@ -156,35 +156,15 @@ impl injector_server::Injector for Engine {
         injector: &Injector,
         input: &AdmissionInput,
     ) -> (AdmissionOutcome, bool) {
-        for warning in injector_core::ignored_annotations::warnings_for_object(&input.object) {
-            tracing::warn!(namespace = %input.namespace, "{warning}");
-        }
-        let request = Request {
-            pod: Some(&input.object),
-            namespace: Some(input.namespace.as_str()),
-            path_env: input.path_env.clone(),
-            owner: None,
-        };
-        match injector.answer(&request) {
-            Ok(Answer::Skipped { decision }) => (
-                AdmissionOutcome::Skipped {
-                    reason: decision.rule.id().to_owned(),
-                },
-                true,
-            ),
-            Ok(Answer::Injected {
-                patch,
-                decision,
-                blind_to_token_volume,
-            }) => (
-                AdmissionOutcome::Patched {
-                    patch,
-                    reason: decision.rule.id().to_owned(),
-                },
-                blind_to_token_volume,
-            ),
-            Err(error) => (AdmissionOutcome::Denied { message: error.0 }, false),
-        }
+        warn_of_ignored_annotations(input);
+        outcome_of(injector.answer(&request_of(input)))
+    }
+
+    /// A pod the engine answers without rendering its templates: skipped, or its renders kept.
+    fn admit_quickly(&self, injector: &Injector, input: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
+        let answer = injector.answer_without_rendering(&request_of(input))?;
+        warn_of_ignored_annotations(input);
+        Some(outcome_of(answer))
     }
 
     /// The engine injects the pod without `managedFields` and its patch leaves them alone.
@@ -215,6 +195,47 @@ impl injector_server::Injector for Engine {
 
     fn register_metrics(&self, registry: &mut Registry, config: &ConfigStore<Injector>) {
         registry.register_collector(Box::new(RenderMetrics::new(self.renders.clone(), config.clone())));
+    }
+}
+
+/// The engine's request for an admission.
+fn request_of(input: &AdmissionInput) -> Request<'_> {
+    Request {
+        pod: Some(&input.object),
+        namespace: Some(input.namespace.as_str()),
+        path_env: input.path_env.clone(),
+        owner: None,
+    }
+}
+
+/// Logs the annotations Istio's injector would ignore, once per admission answered.
+fn warn_of_ignored_annotations(input: &AdmissionInput) {
+    for warning in injector_core::ignored_annotations::warnings_for_object(&input.object) {
+        tracing::warn!(namespace = %input.namespace, "{warning}");
+    }
+}
+
+/// The engine's answer as the server's outcome, and whether it holds for any token volume name.
+fn outcome_of(answer: Result<Answer, InjectError>) -> (AdmissionOutcome, bool) {
+    match answer {
+        Ok(Answer::Skipped { decision }) => (
+            AdmissionOutcome::Skipped {
+                reason: decision.rule.id().to_owned(),
+            },
+            true,
+        ),
+        Ok(Answer::Injected {
+            patch,
+            decision,
+            blind_to_token_volume,
+        }) => (
+            AdmissionOutcome::Patched {
+                patch,
+                reason: decision.rule.id().to_owned(),
+            },
+            blind_to_token_volume,
+        ),
+        Err(error) => (AdmissionOutcome::Denied { message: error.0 }, false),
     }
 }
 
