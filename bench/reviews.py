@@ -9,6 +9,8 @@
                     400 pods of 8 Indexed Jobs (per-pod completion index label, annotation,
                     hostname and env) and 300 pods of 6 StatefulSets (per-pod name, pod-name and
                     pod-index labels, hostname and volume claim), as their controllers create them
+  mixed.jsonl       distinct.jsonl with each Deployment pod given an `app` label of its own, which
+                    Istio's template reads: 30% of the admissions render (bench/README.md)
 
 Every review is written as the API server writes it: the envelope's and every object's keys in
 the order of the Go struct fields (`kind` before `apiVersion`, `containers` before
@@ -309,12 +311,16 @@ def main():
     for name, body in reviews.items():
         with open(os.path.join(out, name + ".json"), "w") as f:
             f.write(compact(body))
-    with open(os.path.join(out, "distinct.jsonl"), "w") as f:
+    with open(os.path.join(out, "distinct.jsonl"), "w") as distinct, \
+            open(os.path.join(out, "mixed.jsonl"), "w") as mixed:
         for i, pod in enumerate(distinct_pods()):
             # The token volume's name ends in five random characters, different in every pod.
             pod = as_the_api_server_sends(json.loads(json.dumps(pod)), f"kube-api-access-{i:05x}",
                                           "kube-controller-manager")
-            f.write(compact(review(pod, "load", f"distinct-{i:04d}", types)) + "\n")
+            distinct.write(compact(review(pod, "load", f"distinct-{i:04d}", types)) + "\n")
+            if pod["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet":
+                pod["metadata"]["labels"]["app"] = f"uniq-{i}"
+            mixed.write(compact(review(pod, "load", f"distinct-{i:04d}", types)) + "\n")
 
 
 def compact(body):
