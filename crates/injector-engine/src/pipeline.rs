@@ -532,16 +532,25 @@ impl Injector {
             Found::Kept(reuse) => reuse.blind_to_token_volume,
             Found::Nothing => false,
         };
-        let reused = match &found {
+        let mut reused = match &found {
             Found::Kept(reuse) => Some(reuse.overlays.clone()),
             Found::Named(_) | Found::Nothing => None,
         };
         // `original` is the pod before the merge, when something after the merge still reads it.
         let (merged, template_pod, original, proxy_config) = match found {
-            Found::Named(named) => {
-                let mut source = Overlays::Named(named);
+            Found::Named(mut named) => {
                 let (merged, template_pod) =
-                    self.merge_templates(&selected, Value::clone(&pod), &annotations, &mut source)?;
+                    match self.merge_named_as_kept(&selected, &pod, &annotations, &named) {
+                        Some((merged, template_pod, renders)) => {
+                            reused = Some(renders);
+                            (merged, template_pod)
+                        }
+                        None => {
+                            named.name_overlays()?;
+                            let mut source = Overlays::Named(named);
+                            self.merge_templates(&selected, Value::clone(&pod), &annotations, &mut source)?
+                        }
+                    };
                 (merged, template_pod, Some(pod), prepared.proxy_config.clone())
             }
             Found::Kept(render_cache::Reuse { overlays, .. }) => {
@@ -650,6 +659,30 @@ impl Injector {
             reused,
             blind_to_token_volume,
         }))
+    }
+
+    /// A render shared under the stand-in for the pod's name, merged into `pod` as a kept render
+    /// and given the name after the merge ([`own_name::after_merge`]): (the merged pod, the
+    /// template pod, the render), or `None` when the name cannot go in after the merge, the merge
+    /// failed or a check did not hold; the named overlays are then merged as the pod's own (and
+    /// tell the error, if any, with the pod's name).
+    fn merge_named_as_kept(
+        &self,
+        selected: &[String],
+        pod: &Value,
+        annotations: &BTreeMap<String, String>,
+        named: &own_name::Named,
+    ) -> Option<(Value, Arc<Value>, render_cache::Overlays)> {
+        let renders = named.merges_as_kept()?.clone();
+        let mut source = Overlays::Cached(renders.clone());
+        let (mut merged, template_pod) = self
+            .merge_templates(selected, pod.clone(), annotations, &mut source)
+            .ok()?;
+        (!named.holds_stand_in(&template_pod) && named.fill_merged(&mut merged)).then_some((
+            merged,
+            template_pod,
+            renders,
+        ))
     }
 
     /// Renders (or takes from the cache) each selected template and merges it into the template

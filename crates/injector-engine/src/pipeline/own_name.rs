@@ -41,6 +41,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub mod after_merge;
+
 use super::prepare::Prepared;
 use super::render_cache::{Fixed, Kept, Overlays, Reuse};
 
@@ -283,14 +285,18 @@ pub fn reads_as_string(value: &str) -> bool {
 }
 
 /// Renders made with the stand-in, with a pod's name put in: the pod's own overlays, merged as
-/// a render's would be.
+/// a render's would be, or (one render whose stand-ins the merge leaves alone, [`after_merge`])
+/// the render itself, merged as a kept render, with the name put in after the merge.
 pub struct Named {
-    /// The overlays with the name in, one per rendered template, until merged.
+    /// The overlays with the name in, one per rendered template, until merged; empty while the
+    /// name is to go in after the merge.
     overlays: Vec<Value>,
     /// The renders with the stand-in.
     renders: Overlays,
     stand_in: StandIn,
     name: String,
+    /// For a name to go in after the merge: the places, and their strings with the name in.
+    after_merge: Option<(Arc<[after_merge::MergedHole]>, Vec<String>)>,
     /// Neither what the renders read nor what they gave holds a token volume's name
     /// ([`super::render_cache::Reuse::blind_to_token_volume`]).
     pub blind_to_token_volume: bool,
@@ -310,8 +316,46 @@ impl Named {
         self.renders
             .get(index)
             .map_or(Some(Value::Null), |kept| named(kept, &self.stand_in, &self.name))
-            .ok_or_else(|| super::InjectError("a shared render no longer takes the pod's name".to_owned()))
+            .ok_or_else(no_longer_named)
     }
+
+    /// The render with the stand-in, when the name is to go in after it is merged as a kept
+    /// render ([`Self::fill_merged`]).
+    pub fn merges_as_kept(&self) -> Option<&Overlays> {
+        self.after_merge.as_ref().map(|_| &self.renders)
+    }
+
+    /// Puts the name into `merged`, the pod the render with the stand-in was merged into:
+    /// `false` when a check of [`after_merge::fill_merged`] fails (then `merged` is to be
+    /// dropped, and the named overlays merged instead: [`Self::name_overlays`]).
+    pub fn fill_merged(&self, merged: &mut Value) -> bool {
+        self.after_merge.as_ref().is_some_and(|(holes, named)| {
+            after_merge::fill_merged(merged, holes, named, self.stand_in.as_str())
+        })
+    }
+
+    /// Whether `value` holds the stand-in anywhere.
+    pub fn holds_stand_in(&self, value: &Value) -> bool {
+        after_merge::holds(value, self.stand_in.as_str())
+    }
+
+    /// Puts the name into the overlays, to merge them as the pod's own after all.
+    pub fn name_overlays(&mut self) -> Result<(), super::InjectError> {
+        self.after_merge = None;
+        if self.overlays.is_empty() {
+            self.overlays = self
+                .renders
+                .iter()
+                .map(|kept| named(kept, &self.stand_in, &self.name))
+                .collect::<Option<Vec<Value>>>()
+                .ok_or_else(no_longer_named)?;
+        }
+        Ok(())
+    }
+}
+
+fn no_longer_named() -> super::InjectError {
+    super::InjectError("a shared render no longer takes the pod's name".to_owned())
 }
 
 /// A kept render with the stand-in, with `name` put in ([`fill`]; its holes found once).
@@ -353,16 +397,40 @@ impl super::Injector {
             None if !self.render_cache.shares_stand_in_renders(&shared) => return None,
             None => self.render_with_stand_in(stand_in, shared, prepared, selected)?,
         };
-        let overlays = reuse
-            .overlays
-            .iter()
-            .map(|kept| named(kept, stand_in, name))
-            .collect::<Option<Vec<Value>>>()?;
+        let after_merge = match &*reuse.overlays {
+            [kept] if selected.len() == 1 => kept
+                .merged_holes(|overlay| {
+                    after_merge::merged_holes(overlay, &holes(overlay, stand_in)).map(Into::into)
+                })
+                .map(|places| {
+                    // The strings that `fill` would write, with the same checks.
+                    let named = places
+                        .iter()
+                        .map(|place| named_string(place.text(), stand_in.as_str(), name))
+                        .collect::<Option<Vec<String>>>();
+                    named.map(|named| (places, named))
+                }),
+            _ => None,
+        };
+        let (overlays, after_merge) = match after_merge {
+            Some(Some(after_merge)) => (Vec::new(), Some(after_merge)),
+            // A string that would not read back with the name: as `fill` says.
+            Some(None) => return None,
+            None => (
+                reuse
+                    .overlays
+                    .iter()
+                    .map(|kept| named(kept, stand_in, name))
+                    .collect::<Option<Vec<Value>>>()?,
+                None,
+            ),
+        };
         Some(Named {
             overlays,
             renders: reuse.overlays,
             stand_in: stand_in.clone(),
             name: name.clone(),
+            after_merge,
             blind_to_token_volume: reuse.blind_to_token_volume,
         })
     }

@@ -93,6 +93,9 @@ pub struct Kept {
     /// Where a render made with a stand-in for the pod's name holds it
     /// ([`super::own_name::holes`]): worked out once, on the first reuse.
     name_holes: OnceLock<Vec<super::own_name::Hole>>,
+    /// The same places in a pod it is merged into, when the name may go in after the merge
+    /// ([`super::own_name::after_merge`]): worked out once, on the first reuse.
+    merged_holes: OnceLock<Option<Arc<[super::own_name::after_merge::MergedHole]>>>,
 }
 
 impl Kept {
@@ -106,6 +109,7 @@ impl Kept {
             status: OnceLock::new(),
             spares: super::spares::Spares::default(),
             name_holes: OnceLock::new(),
+            merged_holes: OnceLock::new(),
         }
     }
 
@@ -116,6 +120,16 @@ impl Kept {
         make: impl FnOnce(&Value) -> Vec<super::own_name::Hole>,
     ) -> &[super::own_name::Hole] {
         self.name_holes.get_or_init(|| make(&self.overlay))
+    }
+
+    /// Where this render, made with a stand-in for the pod's name, holds it in a pod it is
+    /// merged into (`make` finds the places the first time; `None` when the name cannot go in
+    /// after the merge).
+    pub fn merged_holes(
+        &self,
+        make: impl FnOnce(&Value) -> Option<Arc<[super::own_name::after_merge::MergedHole]>>,
+    ) -> Option<Arc<[super::own_name::after_merge::MergedHole]>> {
+        self.merged_holes.get_or_init(|| make(&self.overlay)).clone()
     }
 
     /// Spare copies of the template pod's list items ([`super::spares`]).

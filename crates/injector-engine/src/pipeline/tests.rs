@@ -901,6 +901,73 @@ fn every_name_gets_what_a_render_with_its_own_name_gives() {
     );
 }
 
+/// A template that prints the owner's name only into env values and label values (as Istio's
+/// does, in any YAML style).
+const PRINTS_THE_NAME_IN_VALUES: &str = r#"
+metadata:
+  labels:
+    workload: {{ .DeploymentMeta.Name }}
+spec:
+  containers:
+  - name: istio-proxy
+    image: "{{ .ProxyImage }}"
+    env:
+    - name: PLAIN
+      value: {{ .DeploymentMeta.Name }}
+    - name: OWNER
+      value: "kubernetes://apis/v1/namespaces/{{ .DeploymentMeta.Namespace }}/pods/{{ .DeploymentMeta.Name }}"
+    - name: DEFAULTED
+      value: {{ index .ObjectMeta.Labels "none" | default .DeploymentMeta.Name | quote }}
+  volumes:
+  - name: istio-data
+    emptyDir: {}
+"#;
+
+/// Where a shared render holds the name only in env values and label values, it is merged as a
+/// kept render and the name goes in after the merge: every pod, whatever it holds at those
+/// places already, gets what a render with its own name gives, from `inject` and from the
+/// webhook's `answer`.
+#[test]
+fn a_name_only_in_env_and_label_values_goes_in_after_the_merge() {
+    let cached = reads_little(PRINTS_THE_NAME_IN_VALUES);
+    let uncached = reads_little(PRINTS_THE_NAME_IN_VALUES).with_render_cache(0);
+    let mut pods: Vec<(String, Value)> = ["db-0", "db-1", "123", "true", "web.0", "db-2"]
+        .into_iter()
+        .map(|name| (name.to_owned(), stateful_pod_with_token(name, TOKEN_NAMES[0])))
+        .collect();
+    let mut user_proxy = stateful_pod_with_token("db-3", TOKEN_NAMES[1]);
+    user_proxy["spec"]["containers"]
+        .as_array_mut()
+        .expect("containers")
+        .push(json!({"name": "istio-proxy", "image": "auto", "env": [{"name": "PLAIN", "value": "mine"}]}));
+    pods.push(("a user istio-proxy".to_owned(), user_proxy));
+    let mut labelled = stateful_pod_with_token("db-4", TOKEN_NAMES[2]);
+    labelled["metadata"]["labels"]["workload"] = json!("mine");
+    pods.push(("its own workload label".to_owned(), labelled));
+    pods.push((
+        "db-0 again".to_owned(),
+        stateful_pod_with_token("db-0", TOKEN_NAMES[0]),
+    ));
+    for (what, pod) in &pods {
+        let expected = outcome_text(&uncached, pod);
+        assert_eq!(outcome_text(&cached, pod), expected, "{what}");
+        let answered = match cached.answer(&Request {
+            pod: Some(pod),
+            ..Request::default()
+        }) {
+            Ok(Answer::Injected { patch, .. }) => String::from_utf8(patch).expect("UTF-8"),
+            Ok(Answer::Skipped { decision }) => format!("skipped: {:?}", decision.rule),
+            Err(error) => format!("error: {error}"),
+        };
+        assert_eq!(answered, expected, "{what}: answered");
+    }
+    assert_eq!(cached.render_cache().len(), 1, "one render for the family");
+    assert!(
+        cached.render_cache().spares() > 0,
+        "merged as a kept render: its volume came back for the next pod"
+    );
+}
+
 /// Templates that look into the name (compare it, change it, hand the data holding it to a
 /// function) render each pod with its own name; such a pod's render is kept only when the same
 /// pod comes again, and what it answers never depends on that.
