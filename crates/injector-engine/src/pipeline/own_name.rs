@@ -400,7 +400,15 @@ impl super::Injector {
         let after_merge = match &*reuse.overlays {
             [kept] if selected.len() == 1 => kept
                 .merged_holes(|overlay| {
-                    after_merge::merged_holes(overlay, &holes(overlay, stand_in)).map(Into::into)
+                    // Merged as a kept render, the render's template pod is its names: were they
+                    // not plain enough, or did they hold the stand-in, every pod would merge it
+                    // twice (as kept, then named).
+                    let names = kept.names(super::template_pod::names_only)?;
+                    if after_merge::holds(&names, stand_in.as_str()) {
+                        return None;
+                    }
+                    let holes = kept.name_holes(|overlay| holes(overlay, stand_in));
+                    after_merge::merged_holes(overlay, holes).map(Into::into)
                 })
                 .map(|places| {
                     // The strings that `fill` would write, with the same checks.
