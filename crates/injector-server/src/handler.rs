@@ -622,12 +622,10 @@ async fn run_engine<I: Injector>(
         if Instant::now() >= input.deadline {
             return EngineResult::Late;
         }
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input)
-        }));
-        return match outcome {
+        return match caught(|| admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input))
+        {
             Ok(outcome) => EngineResult::Done(outcome, false),
-            Err(_) => EngineResult::Failed("the injection engine panicked".to_owned()),
+            Err(failed) => failed,
         };
     }
     let key = match quick_answer(shared, &config, &input, cache.as_deref(), key, body_len).await {
@@ -678,17 +676,20 @@ async fn quick_answer<I: Injector>(
     if Instant::now() >= input.deadline {
         return Ok(EngineResult::Late);
     }
-    let quick = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        shared.injector.admit_quickly(config, input)
-    }));
-    match quick {
+    match caught(|| shared.injector.admit_quickly(config, input)) {
         Ok(Some(answer)) => {
             let outcome = remember(cache, key, &*shared.injector, config, input, answer);
             Ok(EngineResult::Done(outcome, false))
         }
         Ok(None) => Err(key),
-        Err(_) => Ok(EngineResult::Failed("the injection engine panicked".to_owned())),
+        Err(failed) => Ok(failed),
     }
+}
+
+/// Runs engine work on this thread, a panic in it made [`EngineResult::Failed`].
+fn caught<T>(work: impl FnOnce() -> T) -> Result<T, EngineResult> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .map_err(|_| EngineResult::Failed("the injection engine panicked".to_owned()))
 }
 
 /// Verdict: the engine's outcome as `allowed`/patch/denial, counted and recorded.
