@@ -11,11 +11,13 @@
 //! `inject_cpu distinct FILE` injects the pods of a file of AdmissionReviews (one per line,
 //! `bench/reviews.py`'s `distinct.jsonl`) in turn, five rounds over the file, with Istio's
 //! settings, and prints the CPU per injection and how many renders the render cache holds.
+//! With `ANSWER=1`, both modes take the webhook's path instead ([`Injector::answer`]: the patch
+//! only, and the kept renders take back the sidecar's items for the next pod).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use injector_engine::pipeline::Injector;
+use injector_engine::pipeline::{Injector, Request};
 
 #[path = "../benches/pods.rs"]
 mod pods;
@@ -72,17 +74,32 @@ fn main() {
     }
 }
 
+/// Whether `ANSWER=1` asks for the webhook's path.
+fn answering() -> bool {
+    std::env::var("ANSWER").is_ok_and(|value| value == "1")
+}
+
+/// One injection of `request`, as `inject` or, with `answer`, as the webhook's answer.
+fn run_once(injector: &Injector, request: &Request<'_>, answer: bool) {
+    if answer {
+        std::hint::black_box(injector.answer(std::hint::black_box(request)).ok());
+    } else {
+        std::hint::black_box(injector.inject(std::hint::black_box(request)).ok());
+    }
+}
+
 /// Prints the best and the mean of [`ROUNDS`] rounds of `per_round` injections of `pod`.
 fn measure(name: &str, injector: &Injector, pod: &serde_json::Value, per_round: u32) {
     let Some(request) = pods::injected_request(injector, pod) else {
         eprintln!("{name}: not injected");
         std::process::exit(1);
     };
+    let answer = answering();
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
         let start = cpu_time::ThreadTime::now();
         for _ in 0..per_round {
-            std::hint::black_box(injector.inject(std::hint::black_box(&request)).ok());
+            run_once(injector, &request, answer);
         }
         rounds.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(per_round));
     }
@@ -110,7 +127,7 @@ fn distinct(path: &str) {
     };
     let requests: Vec<_> = reviews
         .iter()
-        .map(|r| injector_engine::pipeline::Request {
+        .map(|r| Request {
             pod: r.pointer("/request/object"),
             namespace: r
                 .pointer("/request/namespace")
@@ -118,11 +135,12 @@ fn distinct(path: &str) {
             ..Default::default()
         })
         .collect();
+    let answer = answering();
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
         let start = cpu_time::ThreadTime::now();
         for request in &requests {
-            std::hint::black_box(injector.inject(std::hint::black_box(request)).ok());
+            run_once(&injector, request, answer);
         }
         rounds.push(start.elapsed().as_secs_f64() * 1e6 / requests.len() as f64);
     }
