@@ -300,6 +300,64 @@ fn merge_slice(
             view: Vec::new(),
         });
     }
+    if !is_delete_list && only_new_items(&original, &patch, key) {
+        return Ok(new_items_first(original, patch, wanted));
+    }
+    merge_slice_in_full(original, patch, schema, key, is_delete_list, wanted, depth)
+}
+
+/// Whether merging `patch` into `original` by `key` can only put the patch's items in front of
+/// the original's ([`new_items_first`]): every item of both lists is an object without a `$patch`
+/// directive whose `key` is a string, and no key is there twice (within a list or across both).
+///
+/// Go's `mergeSlice` then appends every patch item (none is found in the original), partitions
+/// the list into the patch's items and the original's, sorts each by its own list's order (a
+/// stable sort of items already in that order, with no ties) and merges the two sorted parts,
+/// taking a patch item whenever the original's order does not know it, which is always.
+fn only_new_items(original: &[Value], patch: &[Value], key: &str) -> bool {
+    if key.is_empty() {
+        return false;
+    }
+    let mut keys = Vec::with_capacity(original.len() + patch.len());
+    for item in original.iter().chain(patch) {
+        let Some(object) = item.as_object() else {
+            return false;
+        };
+        if object.has_member(DIRECTIVE_MARKER) {
+            return false;
+        }
+        let Some(found) = object.member(key).and_then(Value::as_str) else {
+            return false;
+        };
+        keys.push(found);
+    }
+    keys.sort_unstable();
+    !keys.windows(2).any(|pair| pair[0] == pair[1])
+}
+
+/// The merge of lists [`only_new_items`] accepts: the patch's items, then the original's, each
+/// in its own order; Go's view of the original slice is the original (nothing was deleted, and
+/// appends go past its length).
+fn new_items_first(original: Vec<Value>, patch: Vec<Value>, wanted: View) -> SliceMerge {
+    let view = match wanted {
+        View::Wanted => original.clone(),
+        View::Unused => Vec::new(),
+    };
+    let mut merged = patch;
+    merged.extend(original);
+    SliceMerge { merged, view }
+}
+
+/// [`merge_slice`] step by step, as Go does it.
+fn merge_slice_in_full(
+    original: Vec<Value>,
+    patch: Vec<Value>,
+    schema: &Schema,
+    key: &str,
+    is_delete_list: bool,
+    wanted: View,
+    depth: usize,
+) -> Result<SliceMerge, MergeError> {
     let kind = item_kind(slice_element_type(&[&original, &patch])?);
     let n = original.len();
     let capacity = decoded_capacity(n);
@@ -530,6 +588,88 @@ mod tests {
         let mut s = vals(json!(["a", "a", "b", "c"]));
         let n = deduplicate_scalars(&mut s).unwrap_or(0);
         assert_eq!(&s[..n], &vals(json!(["a", "c", "b"]))[..]);
+    }
+
+    /// A list item for [`merging_new_items_first_is_the_full_merge`]: its key (a name from a
+    /// few, so lists share some; a number; or none), maybe a `$patch` directive, and a value.
+    fn item() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        (0..8u8, 0..6u8, 0..3u8).prop_map(|(key, directive, value)| {
+            let mut item = Map::new();
+            match key {
+                0..=5 => {
+                    item.insert(
+                        "name".into(),
+                        json!(["a", "b", "c", "d", "e", "f"][usize::from(key)]),
+                    );
+                }
+                6 => {
+                    item.insert("name".into(), json!(1));
+                }
+                _ => {}
+            }
+            match directive {
+                0 => {
+                    item.insert(DIRECTIVE_MARKER.into(), json!(DELETE));
+                }
+                1 => {
+                    item.insert(DIRECTIVE_MARKER.into(), json!(REPLACE));
+                }
+                _ => {}
+            }
+            item.insert("emptyDir".into(), json!({"sizeLimit": value}));
+            Value::Object(item)
+        })
+    }
+
+    fn outcome(merge: Result<SliceMerge, MergeError>) -> Result<(Vec<Value>, Vec<Value>), MergeError> {
+        merge.map(|SliceMerge { merged, view }| (merged, view))
+    }
+
+    proptest::proptest! {
+        /// Whatever the lists, the merge with its shortcut for lists of new items gives what
+        /// Go's steps give: the same list, the same view of the original, the same error.
+        #[test]
+        fn merging_new_items_first_is_the_full_merge(
+            original in proptest::collection::vec(item(), 0..6),
+            patch in proptest::collection::vec(item(), 0..6),
+            wanted in proptest::bool::ANY,
+        ) {
+            let (schema, _) = Schema::pod_spec().lookup_slice("volumes").expect("volumes");
+            let wanted = if wanted { View::Wanted } else { View::Unused };
+            let shortcut = merge_slice(original.clone(), patch.clone(), &schema, "name", false, wanted, 0);
+            // Two empty lists are answered before either way.
+            let full = if original.is_empty() && patch.is_empty() {
+                Ok(SliceMerge { merged: Vec::new(), view: Vec::new() })
+            } else {
+                merge_slice_in_full(original, patch, &schema, "name", false, wanted, 0)
+            };
+            proptest::prop_assert_eq!(outcome(shortcut), outcome(full));
+        }
+    }
+
+    #[test]
+    fn a_list_of_new_items_goes_in_front_of_the_original() {
+        let (schema, _) = Schema::pod_spec().lookup_slice("volumes").expect("volumes");
+        let original = vals(json!([{"name": "token"}]));
+        let patch = vals(json!([{"name": "envoy"}, {"name": "certs"}]));
+        assert!(only_new_items(&original, &patch, "name"));
+        let merged = merge_slice(original, patch, &schema, "name", false, View::Wanted, 0).unwrap();
+        assert_eq!(
+            merged.merged,
+            vals(json!([{"name": "envoy"}, {"name": "certs"}, {"name": "token"}]))
+        );
+        assert_eq!(merged.view, vals(json!([{"name": "token"}])));
+        for (original, patch) in [
+            (json!([{"name": "a"}]), json!([{"name": "a"}])),
+            (json!([{"name": "a"}, {"name": "a"}]), json!([{"name": "b"}])),
+            (json!([{"name": 1}]), json!([{"name": "b"}])),
+            (json!([{"name": "a"}]), json!([{"name": "b", "$patch": "delete"}])),
+            (json!(["a"]), json!([{"name": "b"}])),
+        ] {
+            assert!(!only_new_items(&vals(original), &vals(patch), "name"));
+        }
+        assert!(!only_new_items(&vals(json!([{"": "a"}])), &[], ""));
     }
 
     #[test]
