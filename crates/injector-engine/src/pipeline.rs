@@ -792,17 +792,26 @@ impl Injector {
     ) -> Result<(), String> {
         annotations_mut(pod);
         labels_mut(pod);
-        let mut proxy_env_written = overwrite_cluster_info(pod, proxy_envs);
+        // Where the steps wrote the proxy's env: the first of its items that may differ from their
+        // round trip. Only the first step takes items out; the later ones add or replace.
+        let mut proxy_env_from = overwrite_cluster_info(pod, proxy_envs);
+        let mut wrote_env = |from: Option<usize>| {
+            proxy_env_from = match (proxy_env_from, from) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        };
         let mesh_merge = self.mesh.member("enablePrometheusMerge").and_then(Value::as_bool);
         let status_port = mesh_status_port(&self.mesh);
-        proxy_env_written |=
+        wrote_env(
             apply_prometheus_merge(pod, mesh_merge, u32::try_from(status_port).unwrap_or(15020))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())?,
+        );
         apply_secure_port_annotation(pod);
         let rewrite = crate::pod::at(&self.values, &["sidecarInjectorWebhook", "rewriteAppHTTPProbe"])
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        proxy_env_written |= apply_rewrite(pod, rewrite, status_port);
+        wrote_env(apply_rewrite(pod, rewrite, status_port));
 
         if let Some(network) = proxy_envs.get(crate::cluster::NETWORK_ENV) {
             labels_mut(pod).insert(crate::cluster::NETWORK_LABEL.to_owned(), network.clone().into());
@@ -815,7 +824,7 @@ impl Injector {
         }
         let hold = hold_application(proxy_config, &self.values);
         reorder_pod(pod, hold);
-        let guide = normalized.then(|| crate::post::touched::guide(pod, proxy_env_written));
+        let guide = normalized.then(|| crate::post::touched::guide(pod, proxy_env_from));
         let taken = std::mem::take(pod);
         *pod = match guide {
             Some(guide) => normalize_preserving_guided("v1/Pod", taken, &guide),

@@ -2,7 +2,8 @@
 //!
 //! Post-processing changes a merged, normalized pod in few places: the pod's annotations and
 //! labels, the proxy container's `env` (cluster and network, Prometheus and probe variables; the
-//! steps say when they wrote it), the other containers' probes and lifecycle handlers (probe
+//! steps say from which item on they wrote it: they add or replace items, and only the first
+//! takes some out), the other containers' probes and lifecycle handlers (probe
 //! rewriting) and the order of the container lists. [`guide`] names exactly those places, so the
 //! round trip after it walks them and leaves the rest of the pod (most of it) as it is. Debug
 //! builds check the result against the full walk. A step that writes anywhere else must be named
@@ -18,9 +19,10 @@ use crate::{
 /// The container fields probe rewriting replaces.
 const REWRITTEN: [&str; 4] = ["readinessProbe", "livenessProbe", "startupProbe", "lifecycle"];
 
-/// The guide of the round trip of `pod` after post-processing; `proxy_env_written` says whether a
-/// step wrote the proxy's `env` (a long list, walked only then).
-pub fn guide(pod: &Value, proxy_env_written: bool) -> Guide {
+/// The guide of the round trip of `pod` after post-processing; `proxy_env_from` is the first item
+/// of the proxy's `env` (a long list) that a step wrote, if any: only it and the items after it
+/// are walked.
+pub fn guide(pod: &Value, proxy_env_from: Option<usize>) -> Guide {
     let all = |names: &[&str]| {
         Guide::Fields(
             names
@@ -35,10 +37,11 @@ pub fn guide(pod: &Value, proxy_env_written: bool) -> Guide {
                 .iter()
                 .map(|container| {
                     if name_of(container) == PROXY_CONTAINER {
-                        if proxy_env_written {
-                            all(&["env"])
-                        } else {
-                            Guide::Skip
+                        match proxy_env_from {
+                            Some(from) => {
+                                Guide::Fields(vec![("env".to_owned(), Guide::Items(vec![Guide::Skip; from]))])
+                            }
+                            None => Guide::Skip,
                         }
                     } else {
                         all(&REWRITTEN)
@@ -72,14 +75,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_proxys_env_is_walked_only_when_a_step_wrote_it() {
+    fn the_proxys_env_is_walked_only_from_the_first_item_a_step_wrote() {
         let pod =
             json!({"spec": {"initContainers": [{"name": "istio-proxy"}], "containers": [{"name": "app"}]}});
         let proxy = |guide: &Guide| guide.field("spec").field("initContainers").item(0).clone();
-        assert_eq!(proxy(&guide(&pod, false)), Guide::Skip);
-        assert_eq!(proxy(&guide(&pod, true)).field("env"), &Guide::All);
+        assert_eq!(proxy(&guide(&pod, None)), Guide::Skip);
+        let env = proxy(&guide(&pod, Some(2))).field("env").clone();
         assert_eq!(
-            guide(&pod, false)
+            env.item(1),
+            &Guide::Skip,
+            "an item before the first written is as it was"
+        );
+        assert_eq!(env.item(2), &Guide::All);
+        assert_eq!(env.item(7), &Guide::All);
+        assert_eq!(proxy(&guide(&pod, Some(0))).field("env").item(0), &Guide::All);
+        assert_eq!(
+            guide(&pod, None)
                 .field("spec")
                 .field("containers")
                 .item(0)
