@@ -188,7 +188,7 @@ enum Injection {
         patch: Vec<u8>,
         /// The pod's values the patch wrote as a kept render's known text
         /// ([`crate::patch::KnownPatch::copied`]).
-        copied: Vec<(usize, usize)>,
+        copied: Vec<crate::patch::Copied>,
         decision: Decision,
     },
 }

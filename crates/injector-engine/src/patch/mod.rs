@@ -64,7 +64,41 @@ pub fn create_patch_over_round_trip_known(
 }
 
 /// A value and its compact JSON text (as [`compact_json`] writes it).
-pub type KnownText<'a> = (&'a Value, &'a [u8]);
+#[derive(Debug, Clone, Copy)]
+pub struct KnownText<'a> {
+    /// The value.
+    pub value: &'a Value,
+    /// Its text.
+    pub text: &'a [u8],
+    /// Where `text` closes the value's `env` member, when that is a list with items (the offset
+    /// of its `]`, [`compact_json_marking_env`]): a value equal to this one but for items added
+    /// at the end of its `env` (what post-processing does to the sidecar's proxy container) is
+    /// written as this text with the added items put in there.
+    pub env_end: Option<usize>,
+}
+
+impl<'a> KnownText<'a> {
+    /// `value` and its `text`, with no `env` marked.
+    pub fn new(value: &'a Value, text: &'a [u8]) -> Self {
+        KnownText {
+            value,
+            text,
+            env_end: None,
+        }
+    }
+}
+
+/// A value of the injected document written from a known text ([`KnownPatch::copied`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Copied {
+    /// The address of the value in the injected document.
+    pub value: usize,
+    /// The address of the known value.
+    pub known: usize,
+    /// How many items the value's `env` has past the known value's: 0 when the value equals the
+    /// known one, member for member in the same order; else it does once those are taken off.
+    pub env_added: usize,
+}
 
 /// A patch written with known texts ([`create_patch_over_round_trip_known`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,9 +106,9 @@ pub struct KnownPatch {
     /// The patch.
     pub patch: Vec<u8>,
     /// The values of the injected document that were found equal to a known value (member for
-    /// member, in the same order) and written as its text: (the address of the value in the
-    /// injected document, the address of the known value).
-    pub copied: Vec<(usize, usize)>,
+    /// member, in the same order), or equal but for items added at the end of their `env`, and
+    /// written from its text.
+    pub copied: Vec<Copied>,
 }
 
 /// The address of a value, to tell the values of [`KnownPatch::copied`] (never dereferenced).
@@ -90,6 +124,60 @@ pub fn compact_json(value: &Value) -> Vec<u8> {
     out
 }
 
+/// [`compact_json`], with the offset of the `]` that closes `value`'s `env` member when `value` is
+/// an object whose `env` is a list with items ([`KnownText::env_end`]).
+pub fn compact_json_marking_env(value: &Value) -> (Vec<u8>, Option<usize>) {
+    let Value::Object(members) = value else {
+        return (compact_json(value), None);
+    };
+    let mut out = Vec::new();
+    let mut env_end = None;
+    out.push(b'{');
+    for (index, (key, member)) in members.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        // Into memory, strings and numbers cannot fail to be written.
+        let _ = json_text::write_str(&mut out, key);
+        out.push(b':');
+        let _ = json_text::write_value(&mut out, member);
+        if key == "env" && member.as_array().is_some_and(|items| !items.is_empty()) {
+            env_end = Some(out.len() - 1);
+        }
+    }
+    out.push(b'}');
+    (out, env_end)
+}
+
+/// How many items `value`'s `env` has past `known`'s when the two are equal (member for member,
+/// in the same order) but for those: `None` when they differ in any other way, or are equal.
+fn env_added(known: &Value, value: &Value) -> Option<usize> {
+    let (Value::Object(known), Value::Object(value)) = (known, value) else {
+        return None;
+    };
+    if known.len() != value.len() {
+        return None;
+    }
+    let mut added = None;
+    for ((known_key, known_member), (key, member)) in known.iter().zip(value) {
+        if known_key != key {
+            return None;
+        }
+        if key == "env"
+            && let (Value::Array(before), Value::Array(after)) = (known_member, member)
+            && after.len() > before.len()
+        {
+            if !before.iter().zip(after).all(|(old, new)| same(old, new)) {
+                return None;
+            }
+            added = Some(after.len() - before.len());
+        } else if !same(known_member, member) {
+            return None;
+        }
+    }
+    added
+}
+
 fn write_patch(
     original: &Value,
     injected: &Value,
@@ -97,7 +185,7 @@ fn write_patch(
     round_trip_root: Option<&str>,
     known: &[KnownText<'_>],
 ) -> Result<KnownPatch, PatchError> {
-    let known_len: usize = known.iter().map(|(_, text)| text.len()).sum();
+    let known_len: usize = known.iter().map(|known| known.text.len()).sum();
     let mut writer = PatchWriter {
         out: Vec::with_capacity(1024 + known_len),
         path: String::new(),
@@ -128,7 +216,7 @@ struct PatchWriter<'k> {
     /// Values whose text is known already ([`create_patch_over_round_trip_known`]).
     known: &'k [KnownText<'k>],
     /// See [`KnownPatch::copied`].
-    copied: Vec<(usize, usize)>,
+    copied: Vec<Copied>,
 }
 
 impl PatchWriter<'_> {
@@ -309,7 +397,7 @@ fn write_value_known(
     out: &mut Vec<u8>,
     value: &Value,
     known: &[KnownText<'_>],
-    copied: &mut Vec<(usize, usize)>,
+    copied: &mut Vec<Copied>,
 ) -> serde_json::Result<()> {
     if known.is_empty() {
         return json_text::write_value(out, value);
@@ -330,25 +418,57 @@ fn write_value_known(
     }
 }
 
-/// Writes `value`, as the text of the known value it is, if any (and records that it was).
+/// Writes `value`, as the text of the known value it is, if any, or of the known value it is with
+/// items added at the end of its `env` (and records that it was).
 fn write_object_known(
     out: &mut Vec<u8>,
     value: &Value,
     known: &[KnownText<'_>],
-    copied: &mut Vec<(usize, usize)>,
+    copied: &mut Vec<Copied>,
 ) -> serde_json::Result<()> {
-    let text = value
-        .is_object()
-        .then(|| known.iter().find(|(candidate, _)| same(candidate, value)))
-        .flatten();
-    match text {
-        Some((equal, text)) => {
-            copied.push((address(value), address(equal)));
-            out.extend_from_slice(text);
-            Ok(())
-        }
-        None => json_text::write_value(out, value),
+    if !value.is_object() {
+        return json_text::write_value(out, value);
     }
+    if let Some(equal) = known.iter().find(|candidate| same(candidate.value, value)) {
+        copied.push(Copied {
+            value: address(value),
+            known: address(equal.value),
+            env_added: 0,
+        });
+        out.extend_from_slice(equal.text);
+        return Ok(());
+    }
+    let extended = known.iter().find_map(|candidate| {
+        let end = candidate.env_end?;
+        env_added(candidate.value, value).map(|added| (candidate, end, added))
+    });
+    let Some((candidate, end, added)) = extended else {
+        return json_text::write_value(out, value);
+    };
+    #[cfg(debug_assertions)]
+    let start = out.len();
+    out.extend_from_slice(&candidate.text[..end]);
+    let env = value
+        .member("env")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    for item in &env[env.len() - added..] {
+        out.push(b',');
+        json_text::write_value(out, item)?;
+    }
+    out.extend_from_slice(&candidate.text[end..]);
+    #[cfg(debug_assertions)]
+    assert_eq!(
+        out[start..],
+        compact_json(value)[..],
+        "a known text with the added env items differs from the value's text"
+    );
+    copied.push(Copied {
+        value: address(value),
+        known: address(candidate.value),
+        env_added: added,
+    });
+    Ok(())
 }
 
 /// Whether `value` could be a zero value Go prints (or drops): `null`, `false`, `0`, `""`, `"0"`,
@@ -482,19 +602,27 @@ mod tests {
         let plain = create_patch_over_round_trip("v1/Pod", &received, &injected, &[]).expect("creates");
         let proxy_text = compact_json(&proxy);
         let volume_text = compact_json(&volume);
-        let known = [(&proxy, proxy_text.as_slice()), (&volume, volume_text.as_slice())];
+        let known = [
+            KnownText::new(&proxy, &proxy_text),
+            KnownText::new(&volume, &volume_text),
+        ];
         let written =
             create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known).expect("creates");
         assert_eq!(
             String::from_utf8(written.patch).unwrap(),
             String::from_utf8(plain).unwrap()
         );
+        let copied = |value: &Value, known: &Value| Copied {
+            value: address(value),
+            known: address(known),
+            env_added: 0,
+        };
         assert_eq!(
             written.copied,
             [
-                (address(&injected["spec"]["containers"][1]), address(&proxy)),
-                (address(&injected["spec"]["initContainers"][1]), address(&proxy)),
-                (address(&injected["spec"]["volumes"][0]), address(&volume)),
+                copied(&injected["spec"]["containers"][1], &proxy),
+                copied(&injected["spec"]["initContainers"][1], &proxy),
+                copied(&injected["spec"]["volumes"][0], &volume),
             ],
             "each value written as a known text is told, with the known value it equals"
         );
@@ -508,8 +636,8 @@ mod tests {
             "volumes": [volume, {"name": "istio-envoy", "emptyDir": {"medium": "Memory"}}],
         }});
         let known = [
-            (&proxy, b"\"PROXY\"".as_slice()),
-            (&volume, b"\"VOLUME\"".as_slice()),
+            KnownText::new(&proxy, b"\"PROXY\""),
+            KnownText::new(&volume, b"\"VOLUME\""),
         ];
         let text = String::from_utf8(
             create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known)
@@ -524,6 +652,60 @@ mod tests {
                 r#"{"op":"add","path":"/spec/initContainers","value":[{"args":["proxy","sidecar"],"name":"istio-proxy"}]},"#,
                 r#"{"op":"add","path":"/spec/volumes","value":["VOLUME",{"name":"istio-envoy","emptyDir":{"medium":"Memory"}}]}]"#
             )
+        );
+    }
+
+    #[test]
+    fn a_known_value_with_env_items_added_at_the_end_is_copied_with_them_put_in() {
+        let received = json!({"spec": {"containers": [{"name": "app"}]}});
+        let proxy = json!({"name": "istio-proxy", "env": [{"name": "A", "value": "1"}], "image": "p"});
+        let (text, env_end) = compact_json_marking_env(&proxy);
+        assert_eq!(text, compact_json(&proxy));
+        assert_eq!(env_end.map(|end| text[end]), Some(b']'));
+        let known = [KnownText {
+            value: &proxy,
+            text: &text,
+            env_end,
+        }];
+        let mut probed = proxy.clone();
+        probed["env"]
+            .as_array_mut()
+            .unwrap()
+            .extend([json!({"name": "B", "value": "<2>"}), json!({"name": "C"})]);
+        let injected = json!({"spec": {"containers": [{"name": "app"}], "initContainers": [probed]}});
+        let written =
+            create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known).expect("creates");
+        let plain = create_patch_over_round_trip("v1/Pod", &received, &injected, &[]).expect("creates");
+        assert_eq!(
+            String::from_utf8(written.patch).unwrap(),
+            String::from_utf8(plain).unwrap()
+        );
+        assert_eq!(
+            written.copied,
+            [Copied {
+                value: address(&injected["spec"]["initContainers"][0]),
+                known: address(&proxy),
+                env_added: 2,
+            }]
+        );
+
+        // Anything else that differs, or an env item changed rather than added, is written.
+        for changed in [
+            json!({"name": "istio-proxy", "env": [{"name": "A", "value": "2"}, {"name": "B"}], "image": "p"}),
+            json!({"name": "istio-proxy", "env": [{"name": "A", "value": "1"}, {"name": "B"}], "image": "q"}),
+            json!({"name": "istio-proxy", "image": "p", "env": [{"name": "A", "value": "1"}, {"name": "B"}]}),
+        ] {
+            let injected = json!({"spec": {"containers": [{"name": "app"}], "initContainers": [changed]}});
+            let written = create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known)
+                .expect("creates");
+            assert!(written.copied.is_empty(), "{changed}");
+        }
+        assert_eq!(env_added(&proxy, &proxy), None, "an equal value adds nothing");
+        let no_env = json!({"name": "istio-proxy", "env": []});
+        assert_eq!(
+            compact_json_marking_env(&no_env).1,
+            None,
+            "an empty env is not marked"
         );
     }
 

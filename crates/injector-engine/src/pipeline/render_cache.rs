@@ -83,9 +83,10 @@ pub struct Kept {
     /// The names the template pod gets from the overlay alone
     /// ([`super::template_pod::names_only`]): worked out once, on the first reuse.
     names: OnceLock<Option<Arc<Value>>>,
-    /// The compact JSON of each of the template pod's list items ([`fresh_items`]): worked out
-    /// once, on the first reuse after the template pod.
-    texts: OnceLock<Vec<Vec<u8>>>,
+    /// The compact JSON of each of the template pod's list items ([`fresh_items`]), with where
+    /// its `env` closes ([`crate::patch::KnownText::env_end`]): worked out once, on the first
+    /// reuse after the template pod.
+    texts: OnceLock<Vec<(Vec<u8>, Option<usize>)>>,
     /// The status annotation of the template pod that [`Self::names`] stands for: worked out once.
     status: OnceLock<String>,
     /// Copies of the template pod's list items that pods were done with.
@@ -138,9 +139,10 @@ impl Kept {
     }
 
     /// Takes back from `pod`, which its caller is done with, the template pod's list items it
-    /// holds unchanged, for later pods of this render ([`super::spares`]). `proven` pairs
-    /// values of `pod` with the template pod's items they were found equal to.
-    pub fn take_back(&self, pod: &mut Value, proven: &[(usize, usize)]) {
+    /// holds unchanged, for later pods of this render ([`super::spares`]). `proven` tells the
+    /// values of `pod` the patch found equal to the template pod's items (or equal but for items
+    /// added to their `env`).
+    pub fn take_back(&self, pod: &mut Value, proven: &[crate::patch::Copied]) {
         if let Some(Some(template_pod)) = self.template_pod.get() {
             self.spares.take_back(template_pod, pod, proven);
         }
@@ -182,12 +184,16 @@ impl Kept {
         };
         let texts = self.texts.get_or_init(|| {
             fresh_items(template_pod)
-                .map(crate::patch::compact_json)
+                .map(crate::patch::compact_json_marking_env)
                 .collect()
         });
         fresh_items(template_pod)
             .zip(texts)
-            .map(|(item, text)| (item, text.as_slice()))
+            .map(|(value, (text, env_end))| crate::patch::KnownText {
+                value,
+                text,
+                env_end: *env_end,
+            })
             .collect()
     }
 }
@@ -655,7 +661,12 @@ mod tests {
         let known: Vec<(Value, String)> = kept
             .known_texts()
             .into_iter()
-            .map(|(item, text)| (item.clone(), String::from_utf8(text.to_vec()).unwrap()))
+            .map(|known| {
+                (
+                    known.value.clone(),
+                    String::from_utf8(known.text.to_vec()).unwrap(),
+                )
+            })
             .collect();
         assert_eq!(
             known,

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::{
     member::Members,
-    patch::{address, same},
+    patch::{Copied, address, same},
 };
 
 /// The most spare copies kept of one item.
@@ -51,10 +51,11 @@ impl Spares {
 
     /// Takes back from `pod` (done with) each item of `template_pod`'s `spec` lists that it holds
     /// unchanged, in the same list under the same `name`, up to [`PER_ITEM`] of each. `proven`
-    /// pairs values of `pod` with items of `template_pod` already found equal, member for member
-    /// in the same order (by the patch, [`crate::patch::KnownPatch::copied`]); any other is
-    /// compared.
-    pub fn take_back(&self, template_pod: &Value, pod: &mut Value, proven: &[(usize, usize)]) {
+    /// tells values of `pod` already found equal to items of `template_pod`, member for member in
+    /// the same order, or equal once the items added at the end of their `env` are taken off (by
+    /// the patch, [`crate::patch::KnownPatch::copied`]): those are taken off, and the item comes
+    /// back as it was handed out. Any other is compared.
+    pub fn take_back(&self, template_pod: &Value, pod: &mut Value, proven: &[Copied]) {
         let (Some(template), Some(spec)) = (
             template_pod.member("spec").and_then(Value::as_object),
             pod.member_mut("spec").and_then(Value::as_object_mut),
@@ -79,13 +80,21 @@ impl Spares {
                 if slot.copies.len() >= PER_ITEM {
                     continue;
                 }
-                let unchanged = held
+                let Some(candidate) = held
                     .iter_mut()
                     .find(|candidate| candidate.member("name") == Some(name))
-                    .filter(|candidate| {
-                        proven.contains(&(address(candidate), address(item))) || same(candidate, item)
-                    });
-                if let Some(candidate) = unchanged {
+                else {
+                    continue;
+                };
+                let found = proven
+                    .iter()
+                    .find(|copied| copied.value == address(candidate) && copied.known == address(item));
+                let unchanged = match found {
+                    Some(copied) => restore_env(candidate, copied.env_added),
+                    None => same(candidate, item),
+                };
+                if unchanged {
+                    debug_assert!(same(candidate, item), "a spare taken back differs from its item");
                     slot.copies.push(std::mem::take(candidate));
                 }
             }
@@ -103,6 +112,21 @@ impl Spares {
     /// Whether no spare is kept.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Takes the last `added` items off `container`'s `env`: whether it had that many (it has, when
+/// the patch said so).
+fn restore_env(container: &mut Value, added: usize) -> bool {
+    if added == 0 {
+        return true;
+    }
+    match container.member_mut("env").and_then(Value::as_array_mut) {
+        Some(env) if env.len() >= added => {
+            env.truncate(env.len() - added);
+            true
+        }
+        _ => false,
     }
 }
 
@@ -150,7 +174,11 @@ mod tests {
             "volumes": [{"name": "app-data"}, spares.copy_of(item(&template, "volumes", 1))]
         }});
         // The patch found the proxy equal already; the volume is compared here.
-        let proven = [(address(&pod["spec"]["initContainers"][0]), address(proxy))];
+        let proven = [Copied {
+            value: address(&pod["spec"]["initContainers"][0]),
+            known: address(proxy),
+            env_added: 0,
+        }];
         spares.take_back(&template, &mut pod, &proven);
         assert_eq!(spares.len(), 2, "the proxy and istio-data came back");
         assert_eq!(
@@ -189,6 +217,34 @@ mod tests {
                 "a spare, then a new copy, is the item"
             );
         }
+        assert!(spares.is_empty());
+    }
+
+    #[test]
+    fn a_proxy_with_env_items_added_comes_back_as_it_was_handed_out() {
+        let template = template_pod();
+        let spares = Spares::default();
+        let proxy = item(&template, "initContainers", 0);
+        let mut probed = spares.copy_of(proxy);
+        probed["env"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "ISTIO_KUBE_APP_PROBERS", "value": "{}"}));
+        let mut pod = json!({"spec": {"initContainers": [probed]}});
+        let proven = [Copied {
+            value: address(&pod["spec"]["initContainers"][0]),
+            known: address(proxy),
+            env_added: 1,
+        }];
+        spares.take_back(&template, &mut pod, &proven);
+        assert_eq!(spares.len(), 1);
+        assert_eq!(spares.copy_of(proxy), *proxy, "the added item was taken off");
+
+        // Without the patch's word, a proxy with added items is compared, and freed.
+        let mut probed = proxy.clone();
+        probed["env"].as_array_mut().unwrap().push(json!({"name": "B"}));
+        let mut pod = json!({"spec": {"initContainers": [probed]}});
+        spares.take_back(&template, &mut pod, &[]);
         assert!(spares.is_empty());
     }
 
