@@ -70,11 +70,12 @@ pub struct KnownText<'a> {
     pub value: &'a Value,
     /// Its text.
     pub text: &'a [u8],
-    /// Where `text` closes the value's `env` member, when that is a list with items (the offset
-    /// of its `]`, [`compact_json_marking_env`]): a value equal to this one but for items added
-    /// at the end of its `env` (what post-processing does to the sidecar's proxy container) is
-    /// written as this text with the added items put in there.
-    pub env_end: Option<usize>,
+    /// Where `text` holds each item of the value's `env` member, when that is a list with items
+    /// ([`compact_json_marking_env`]): a value equal to this one but for its `env`, whose items
+    /// are this one's with some replaced and some added at the end (what post-processing and a
+    /// name put in after the merge do to the sidecar's proxy container), is written as this text
+    /// with the other items put in.
+    pub env_items: &'a [(usize, usize)],
 }
 
 impl<'a> KnownText<'a> {
@@ -83,21 +84,37 @@ impl<'a> KnownText<'a> {
         KnownText {
             value,
             text,
-            env_end: None,
+            env_items: &[],
         }
     }
 }
 
 /// A value of the injected document written from a known text ([`KnownPatch::copied`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Copied {
     /// The address of the value in the injected document.
     pub value: usize,
     /// The address of the known value.
     pub known: usize,
-    /// How many items the value's `env` has past the known value's: 0 when the value equals the
-    /// known one, member for member in the same order; else it does once those are taken off.
-    pub env_added: usize,
+    /// How the value's `env` differs from the known value's; nothing when the value equals the
+    /// known one, member for member in the same order. Nothing else differs.
+    pub env: EnvChange,
+}
+
+/// How a value's `env` differs from a known value's ([`Copied::env`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvChange {
+    /// The items (by index) that are not the known value's.
+    pub replaced: Vec<usize>,
+    /// How many items there are past the known value's last.
+    pub added: usize,
+}
+
+impl EnvChange {
+    /// Whether the `env` is the known value's.
+    pub fn is_none(&self) -> bool {
+        self.replaced.is_empty() && self.added == 0
+    }
 }
 
 /// A patch written with known texts ([`create_patch_over_round_trip_known`]).
@@ -124,58 +141,79 @@ pub fn compact_json(value: &Value) -> Vec<u8> {
     out
 }
 
-/// [`compact_json`], with the offset of the `]` that closes `value`'s `env` member when `value` is
-/// an object whose `env` is a list with items ([`KnownText::env_end`]).
-pub fn compact_json_marking_env(value: &Value) -> (Vec<u8>, Option<usize>) {
+/// [`compact_json`], with the spans of the items of `value`'s `env` member in it when `value` is
+/// an object whose `env` is a list with items ([`KnownText::env_items`]).
+pub fn compact_json_marking_env(value: &Value) -> (Vec<u8>, Vec<(usize, usize)>) {
     let Value::Object(members) = value else {
-        return (compact_json(value), None);
+        return (compact_json(value), Vec::new());
     };
     let mut out = Vec::new();
-    let mut env_end = None;
+    let mut env_items = Vec::new();
+    // Into memory, strings and numbers cannot fail to be written.
     out.push(b'{');
     for (index, (key, member)) in members.iter().enumerate() {
         if index > 0 {
             out.push(b',');
         }
-        // Into memory, strings and numbers cannot fail to be written.
         let _ = json_text::write_str(&mut out, key);
         out.push(b':');
-        let _ = json_text::write_value(&mut out, member);
-        if key == "env" && member.as_array().is_some_and(|items| !items.is_empty()) {
-            env_end = Some(out.len() - 1);
+        match member {
+            Value::Array(items) if key == "env" && !items.is_empty() => {
+                out.push(b'[');
+                for (index, item) in items.iter().enumerate() {
+                    if index > 0 {
+                        out.push(b',');
+                    }
+                    let start = out.len();
+                    let _ = json_text::write_value(&mut out, item);
+                    env_items.push((start, out.len()));
+                }
+                out.push(b']');
+            }
+            member => {
+                let _ = json_text::write_value(&mut out, member);
+            }
         }
     }
     out.push(b'}');
-    (out, env_end)
+    (out, env_items)
 }
 
-/// How many items `value`'s `env` has past `known`'s when the two are equal (member for member,
-/// in the same order) but for those: `None` when they differ in any other way, or are equal.
-fn env_added(known: &Value, value: &Value) -> Option<usize> {
+/// How `value`'s `env` differs from `known`'s when the two are equal (member for member, in the
+/// same order) but for it, and its items are `known`'s with some replaced and some added at the
+/// end: `None` when they differ in any other way, or are equal.
+fn env_change(known: &Value, value: &Value) -> Option<EnvChange> {
     let (Value::Object(known), Value::Object(value)) = (known, value) else {
         return None;
     };
     if known.len() != value.len() {
         return None;
     }
-    let mut added = None;
+    let mut change = None;
     for ((known_key, known_member), (key, member)) in known.iter().zip(value) {
         if known_key != key {
             return None;
         }
         if key == "env"
             && let (Value::Array(before), Value::Array(after)) = (known_member, member)
-            && after.len() > before.len()
+            && after.len() >= before.len()
         {
-            if !before.iter().zip(after).all(|(old, new)| same(old, new)) {
-                return None;
-            }
-            added = Some(after.len() - before.len());
+            let replaced = before
+                .iter()
+                .zip(after)
+                .enumerate()
+                .filter(|(_, (old, new))| !same(old, new))
+                .map(|(index, _)| index)
+                .collect();
+            change = Some(EnvChange {
+                replaced,
+                added: after.len() - before.len(),
+            });
         } else if !same(known_member, member) {
             return None;
         }
     }
-    added
+    change.filter(|change| !change.is_none())
 }
 
 fn write_patch(
@@ -418,8 +456,8 @@ fn write_value_known(
     }
 }
 
-/// Writes `value`, as the text of the known value it is, if any, or of the known value it is with
-/// items added at the end of its `env` (and records that it was).
+/// Writes `value`, as the text of the known value it is, if any, or of the known value it is but
+/// for items of its `env` (and records that it was).
 fn write_object_known(
     out: &mut Vec<u8>,
     value: &Value,
@@ -433,41 +471,63 @@ fn write_object_known(
         copied.push(Copied {
             value: address(value),
             known: address(equal.value),
-            env_added: 0,
+            env: EnvChange::default(),
         });
         out.extend_from_slice(equal.text);
         return Ok(());
     }
-    let extended = known.iter().find_map(|candidate| {
-        let end = candidate.env_end?;
-        env_added(candidate.value, value).map(|added| (candidate, end, added))
-    });
-    let Some((candidate, end, added)) = extended else {
+    let spliced = known
+        .iter()
+        .filter(|candidate| !candidate.env_items.is_empty())
+        .find_map(|candidate| env_change(candidate.value, value).map(|change| (candidate, change)));
+    let Some((candidate, env)) = spliced else {
         return json_text::write_value(out, value);
     };
     #[cfg(debug_assertions)]
     let start = out.len();
-    out.extend_from_slice(&candidate.text[..end]);
-    let env = value
-        .member("env")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    for item in &env[env.len() - added..] {
-        out.push(b',');
-        json_text::write_value(out, item)?;
-    }
-    out.extend_from_slice(&candidate.text[end..]);
+    write_spliced(out, value, candidate, &env)?;
     #[cfg(debug_assertions)]
     assert_eq!(
         out[start..],
         compact_json(value)[..],
-        "a known text with the added env items differs from the value's text"
+        "a known text with the value's own env items differs from the value's text"
     );
     copied.push(Copied {
         value: address(value),
         known: address(candidate.value),
-        env_added: added,
+        env,
     });
+    Ok(())
+}
+
+/// Writes `value`, which is `known`'s value but for the items of its `env` that `change` tells:
+/// `known`'s text, with those items written in place of (or after) its own.
+fn write_spliced(
+    out: &mut Vec<u8>,
+    value: &Value,
+    known: &KnownText<'_>,
+    change: &EnvChange,
+) -> serde_json::Result<()> {
+    let (Some(&(first, _)), Some(&(_, last))) = (known.env_items.first(), known.env_items.last()) else {
+        return json_text::write_value(out, value);
+    };
+    let env = value
+        .member("env")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    out.extend_from_slice(&known.text[..first]);
+    for (index, item) in env.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        match known.env_items.get(index) {
+            Some(&(start, end)) if !change.replaced.contains(&index) => {
+                out.extend_from_slice(&known.text[start..end]);
+            }
+            _ => json_text::write_value(out, item)?,
+        }
+    }
+    out.extend_from_slice(&known.text[last..]);
     Ok(())
 }
 
@@ -615,7 +675,7 @@ mod tests {
         let copied = |value: &Value, known: &Value| Copied {
             value: address(value),
             known: address(known),
-            env_added: 0,
+            env: EnvChange::default(),
         };
         assert_eq!(
             written.copied,
@@ -656,18 +716,24 @@ mod tests {
     }
 
     #[test]
-    fn a_known_value_with_env_items_added_at_the_end_is_copied_with_them_put_in() {
+    fn a_known_value_with_env_items_replaced_or_added_is_copied_with_them_put_in() {
         let received = json!({"spec": {"containers": [{"name": "app"}]}});
-        let proxy = json!({"name": "istio-proxy", "env": [{"name": "A", "value": "1"}], "image": "p"});
-        let (text, env_end) = compact_json_marking_env(&proxy);
+        let proxy = json!({"name": "istio-proxy", "env": [
+            {"name": "A", "value": "1"}, {"name": "W", "value": "stand-in"}, {"name": "Z"}
+        ], "image": "p"});
+        let (text, env_items) = compact_json_marking_env(&proxy);
         assert_eq!(text, compact_json(&proxy));
-        assert_eq!(env_end.map(|end| text[end]), Some(b']'));
+        assert_eq!(
+            &text[env_items[0].0..env_items[0].1],
+            br#"{"name":"A","value":"1"}"#
+        );
         let known = [KnownText {
             value: &proxy,
             text: &text,
-            env_end,
+            env_items: &env_items,
         }];
         let mut probed = proxy.clone();
+        probed["env"][1]["value"] = json!("web-0");
         probed["env"]
             .as_array_mut()
             .unwrap()
@@ -685,26 +751,32 @@ mod tests {
             [Copied {
                 value: address(&injected["spec"]["initContainers"][0]),
                 known: address(&proxy),
-                env_added: 2,
+                env: EnvChange {
+                    replaced: vec![1],
+                    added: 2
+                },
             }]
         );
 
-        // Anything else that differs, or an env item changed rather than added, is written.
+        // Anything else that differs, or an env with fewer items, is written.
         for changed in [
-            json!({"name": "istio-proxy", "env": [{"name": "A", "value": "2"}, {"name": "B"}], "image": "p"}),
-            json!({"name": "istio-proxy", "env": [{"name": "A", "value": "1"}, {"name": "B"}], "image": "q"}),
-            json!({"name": "istio-proxy", "image": "p", "env": [{"name": "A", "value": "1"}, {"name": "B"}]}),
+            json!({"name": "istio-proxy", "env": [{"name": "A", "value": "1"}], "image": "p"}),
+            json!({"name": "istio-proxy", "env": [
+                {"name": "A", "value": "1"}, {"name": "W", "value": "stand-in"}, {"name": "Z"}, {"name": "B"}
+            ], "image": "q"}),
+            json!({"name": "istio-proxy", "image": "p", "env": [
+                {"name": "A", "value": "1"}, {"name": "W", "value": "stand-in"}, {"name": "Z"}, {"name": "B"}
+            ]}),
         ] {
             let injected = json!({"spec": {"containers": [{"name": "app"}], "initContainers": [changed]}});
             let written = create_patch_over_round_trip_known("v1/Pod", &received, &injected, &[], &known)
                 .expect("creates");
             assert!(written.copied.is_empty(), "{changed}");
         }
-        assert_eq!(env_added(&proxy, &proxy), None, "an equal value adds nothing");
+        assert_eq!(env_change(&proxy, &proxy), None, "an equal value has no change");
         let no_env = json!({"name": "istio-proxy", "env": []});
-        assert_eq!(
-            compact_json_marking_env(&no_env).1,
-            None,
+        assert!(
+            compact_json_marking_env(&no_env).1.is_empty(),
             "an empty env is not marked"
         );
     }

@@ -84,9 +84,9 @@ pub struct Kept {
     /// ([`super::template_pod::names_only`]): worked out once, on the first reuse.
     names: OnceLock<Option<Arc<Value>>>,
     /// The compact JSON of each of the template pod's list items ([`fresh_items`]), with where
-    /// its `env` closes ([`crate::patch::KnownText::env_end`]): worked out once, on the first
-    /// reuse after the template pod.
-    texts: OnceLock<Vec<(Vec<u8>, Option<usize>)>>,
+    /// it holds the items of its `env` ([`crate::patch::KnownText::env_items`]): worked out once,
+    /// on the first reuse after the template pod.
+    texts: OnceLock<Vec<ItemText>>,
     /// The status annotation of the template pod that [`Self::names`] stands for: worked out once.
     status: OnceLock<String>,
     /// Copies of the template pod's list items that pods were done with.
@@ -98,6 +98,10 @@ pub struct Kept {
     /// ([`super::own_name::after_merge`]): worked out once, on the first reuse.
     merged_holes: OnceLock<Option<Arc<[super::own_name::after_merge::MergedHole]>>>,
 }
+
+/// A list item's compact JSON, and the spans of its `env` items in it
+/// ([`crate::patch::compact_json_marking_env`]).
+type ItemText = (Vec<u8>, Vec<(usize, usize)>);
 
 impl Kept {
     /// A render to keep.
@@ -141,7 +145,7 @@ impl Kept {
     /// Takes back from `pod`, which its caller is done with, the template pod's list items it
     /// holds unchanged, for later pods of this render ([`super::spares`]). `proven` tells the
     /// values of `pod` the patch found equal to the template pod's items (or equal but for items
-    /// added to their `env`).
+    /// of their `env`).
     pub fn take_back(&self, pod: &mut Value, proven: &[crate::patch::Copied]) {
         if let Some(Some(template_pod)) = self.template_pod.get() {
             self.spares.take_back(template_pod, pod, proven);
@@ -189,10 +193,10 @@ impl Kept {
         });
         fresh_items(template_pod)
             .zip(texts)
-            .map(|(value, (text, env_end))| crate::patch::KnownText {
+            .map(|(value, (text, env_items))| crate::patch::KnownText {
                 value,
                 text,
-                env_end: *env_end,
+                env_items,
             })
             .collect()
     }

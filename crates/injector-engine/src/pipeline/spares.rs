@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::{
     member::Members,
-    patch::{Copied, address, same},
+    patch::{Copied, EnvChange, address, same},
 };
 
 /// The most spare copies kept of one item.
@@ -52,9 +52,9 @@ impl Spares {
     /// Takes back from `pod` (done with) each item of `template_pod`'s `spec` lists that it holds
     /// unchanged, in the same list under the same `name`, up to [`PER_ITEM`] of each. `proven`
     /// tells values of `pod` already found equal to items of `template_pod`, member for member in
-    /// the same order, or equal once the items added at the end of their `env` are taken off (by
-    /// the patch, [`crate::patch::KnownPatch::copied`]): those are taken off, and the item comes
-    /// back as it was handed out. Any other is compared.
+    /// the same order, or equal but for items of their `env` (by the patch,
+    /// [`crate::patch::KnownPatch::copied`]): those are put back as the item has them, and the
+    /// item comes back as it was handed out. Any other is compared.
     pub fn take_back(&self, template_pod: &Value, pod: &mut Value, proven: &[Copied]) {
         let (Some(template), Some(spec)) = (
             template_pod.member("spec").and_then(Value::as_object),
@@ -90,7 +90,7 @@ impl Spares {
                     .iter()
                     .find(|copied| copied.value == address(candidate) && copied.known == address(item));
                 let unchanged = match found {
-                    Some(copied) => restore_env(candidate, copied.env_added),
+                    Some(copied) => restore_env(candidate, item, &copied.env),
                     None => same(candidate, item),
                 };
                 if unchanged {
@@ -115,19 +115,29 @@ impl Spares {
     }
 }
 
-/// Takes the last `added` items off `container`'s `env`: whether it had that many (it has, when
-/// the patch said so).
-fn restore_env(container: &mut Value, added: usize) -> bool {
-    if added == 0 {
+/// Puts back into `container`'s `env` the items of `item`'s that `change` says it does not hold:
+/// whether it could (it can, when the patch said so).
+fn restore_env(container: &mut Value, item: &Value, change: &EnvChange) -> bool {
+    if change.is_none() {
         return true;
     }
-    match container.member_mut("env").and_then(Value::as_array_mut) {
-        Some(env) if env.len() >= added => {
-            env.truncate(env.len() - added);
-            true
-        }
-        _ => false,
+    let (Some(original), Some(env)) = (
+        item.member("env").and_then(Value::as_array),
+        container.member_mut("env").and_then(Value::as_array_mut),
+    ) else {
+        return false;
+    };
+    if env.len() != original.len() + change.added {
+        return false;
     }
+    env.truncate(original.len());
+    for &index in &change.replaced {
+        match (env.get_mut(index), original.get(index)) {
+            (Some(slot), Some(original)) => *slot = original.clone(),
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// The slot of `item` (made when it has none yet).
@@ -177,7 +187,7 @@ mod tests {
         let proven = [Copied {
             value: address(&pod["spec"]["initContainers"][0]),
             known: address(proxy),
-            env_added: 0,
+            env: EnvChange::default(),
         }];
         spares.take_back(&template, &mut pod, &proven);
         assert_eq!(spares.len(), 2, "the proxy and istio-data came back");
@@ -221,11 +231,12 @@ mod tests {
     }
 
     #[test]
-    fn a_proxy_with_env_items_added_comes_back_as_it_was_handed_out() {
+    fn a_proxy_with_env_items_replaced_or_added_comes_back_as_it_was_handed_out() {
         let template = template_pod();
         let spares = Spares::default();
         let proxy = item(&template, "initContainers", 0);
         let mut probed = spares.copy_of(proxy);
+        probed["env"][0]["value"] = json!("web-0");
         probed["env"]
             .as_array_mut()
             .unwrap()
@@ -234,17 +245,30 @@ mod tests {
         let proven = [Copied {
             value: address(&pod["spec"]["initContainers"][0]),
             known: address(proxy),
-            env_added: 1,
+            env: EnvChange {
+                replaced: vec![0],
+                added: 1,
+            },
         }];
         spares.take_back(&template, &mut pod, &proven);
         assert_eq!(spares.len(), 1);
-        assert_eq!(spares.copy_of(proxy), *proxy, "the added item was taken off");
+        assert_eq!(spares.copy_of(proxy), *proxy, "the item's own env is back");
 
-        // Without the patch's word, a proxy with added items is compared, and freed.
+        // Without the patch's word, a proxy with added items is compared, and freed; so is one
+        // that does not hold what the patch said.
         let mut probed = proxy.clone();
         probed["env"].as_array_mut().unwrap().push(json!({"name": "B"}));
         let mut pod = json!({"spec": {"initContainers": [probed]}});
         spares.take_back(&template, &mut pod, &[]);
+        let proven = [Copied {
+            value: address(&pod["spec"]["initContainers"][0]),
+            known: address(proxy),
+            env: EnvChange {
+                replaced: Vec::new(),
+                added: 3,
+            },
+        }];
+        spares.take_back(&template, &mut pod, &proven);
         assert!(spares.is_empty());
     }
 
