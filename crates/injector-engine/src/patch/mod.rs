@@ -51,8 +51,10 @@ pub fn create_patch_over_round_trip(
 
 /// [`create_patch_over_round_trip`], where an added value (or an item of an added list) that is
 /// one of the `known` values, member for member in the same order, is copied from the JSON text
-/// given with it instead of written again. The sidecar's containers and volumes of a reused
-/// render are most of a patch, and their text is the same for every pod that gets them.
+/// given with it instead of written again; one that is a known value but for items of its `env`
+/// ([`KnownText::env_items`]) is copied with its own items written in. The sidecar's containers
+/// and volumes of a reused render are most of a patch, and their text is the same for every pod
+/// that gets them.
 pub fn create_patch_over_round_trip_known(
     root: &str,
     original: &Value,

@@ -8,9 +8,11 @@
 //! here instead of freed, and the next pod of the render gets them without a copy.
 //!
 //! An item is taken back only when it is equal to the template pod's, member for member in the
-//! same order (post-processing writes the proxy's `env`, so a proxy may come back changed and is
-//! then freed): a spare is indistinguishable from a fresh copy. At most [`PER_ITEM`] spares are
-//! kept of each item, so a render holds at most that many copies of its items besides its own.
+//! same order, or when the patch found it equal but for items of its `env` (post-processing adds
+//! the probers to the proxy's, and a pod that is its own owner gets its name in some): those are
+//! put back as the template pod has them first. Any other changed item is freed. A spare is
+//! indistinguishable from a fresh copy. At most [`PER_ITEM`] spares are kept of each item, so a
+//! render holds at most that many copies of its items besides its own.
 
 use std::sync::Mutex;
 
