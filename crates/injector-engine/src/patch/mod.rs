@@ -183,7 +183,7 @@ pub fn compact_json_marking_env(value: &Value) -> (Vec<u8>, Vec<(usize, usize)>)
 
 /// How `value`'s `env` differs from `known`'s when the two are equal (member for member, in the
 /// same order) but for it, and its items are `known`'s with some replaced and some added at the
-/// end: `None` when they differ in any other way, or are equal.
+/// end (no change when the two are equal): `None` when they differ in any other way.
 fn env_change(known: &Value, value: &Value) -> Option<EnvChange> {
     let (Value::Object(known), Value::Object(value)) = (known, value) else {
         return None;
@@ -191,7 +191,7 @@ fn env_change(known: &Value, value: &Value) -> Option<EnvChange> {
     if known.len() != value.len() {
         return None;
     }
-    let mut change = None;
+    let mut change = EnvChange::default();
     for ((known_key, known_member), (key, member)) in known.iter().zip(value) {
         if known_key != key {
             return None;
@@ -200,22 +200,19 @@ fn env_change(known: &Value, value: &Value) -> Option<EnvChange> {
             && let (Value::Array(before), Value::Array(after)) = (known_member, member)
             && after.len() >= before.len()
         {
-            let replaced = before
+            change.replaced = before
                 .iter()
                 .zip(after)
                 .enumerate()
                 .filter(|(_, (old, new))| !same(old, new))
                 .map(|(index, _)| index)
                 .collect();
-            change = Some(EnvChange {
-                replaced,
-                added: after.len() - before.len(),
-            });
+            change.added = after.len() - before.len();
         } else if !same(known_member, member) {
             return None;
         }
     }
-    change.filter(|change| !change.is_none())
+    Some(change)
 }
 
 fn write_patch(
@@ -469,31 +466,32 @@ fn write_object_known(
     if !value.is_object() {
         return json_text::write_value(out, value);
     }
-    if let Some(equal) = known.iter().find(|candidate| same(candidate.value, value)) {
-        copied.push(Copied {
-            value: address(value),
-            known: address(equal.value),
-            env: EnvChange::default(),
-        });
-        out.extend_from_slice(equal.text);
-        return Ok(());
-    }
-    let spliced = known
-        .iter()
-        .filter(|candidate| !candidate.env_items.is_empty())
-        .find_map(|candidate| env_change(candidate.value, value).map(|change| (candidate, change)));
-    let Some((candidate, env)) = spliced else {
+    // One pass over each known value tells both whether it is equal and whether it differs only
+    // in its `env`.
+    let matched = known.iter().find_map(|candidate| {
+        let change = if candidate.env_items.is_empty() {
+            same(candidate.value, value).then(EnvChange::default)
+        } else {
+            env_change(candidate.value, value)
+        };
+        change.map(|change| (candidate, change))
+    });
+    let Some((candidate, env)) = matched else {
         return json_text::write_value(out, value);
     };
-    #[cfg(debug_assertions)]
-    let start = out.len();
-    write_spliced(out, value, candidate, &env)?;
-    #[cfg(debug_assertions)]
-    assert_eq!(
-        out[start..],
-        compact_json(value)[..],
-        "a known text with the value's own env items differs from the value's text"
-    );
+    if env.is_none() {
+        out.extend_from_slice(candidate.text);
+    } else {
+        #[cfg(debug_assertions)]
+        let start = out.len();
+        write_spliced(out, value, candidate, &env)?;
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            out[start..],
+            compact_json(value)[..],
+            "a known text with the value's own env items differs from the value's text"
+        );
+    }
     copied.push(Copied {
         value: address(value),
         known: address(candidate.value),
@@ -775,7 +773,11 @@ mod tests {
                 .expect("creates");
             assert!(written.copied.is_empty(), "{changed}");
         }
-        assert_eq!(env_change(&proxy, &proxy), None, "an equal value has no change");
+        assert_eq!(
+            env_change(&proxy, &proxy),
+            Some(EnvChange::default()),
+            "an equal value has no change"
+        );
         let no_env = json!({"name": "istio-proxy", "env": []});
         assert!(
             compact_json_marking_env(&no_env).1.is_empty(),
