@@ -795,12 +795,8 @@ impl Injector {
         // Where the steps wrote the proxy's env: the first of its items that may differ from their
         // round trip. Only the first step takes items out; the later ones add or replace.
         let mut proxy_env_from = overwrite_cluster_info(pod, proxy_envs);
-        let mut wrote_env = |from: Option<usize>| {
-            proxy_env_from = match (proxy_env_from, from) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-        };
+        let mut wrote_env =
+            |from: Option<usize>| proxy_env_from = proxy_env_from.into_iter().chain(from).min();
         let mesh_merge = self.mesh.member("enablePrometheusMerge").and_then(Value::as_bool);
         let status_port = mesh_status_port(&self.mesh);
         wrote_env(

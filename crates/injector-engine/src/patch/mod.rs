@@ -125,8 +125,8 @@ pub struct KnownPatch {
     /// The patch.
     pub patch: Vec<u8>,
     /// The values of the injected document that were found equal to a known value (member for
-    /// member, in the same order), or equal but for items added at the end of their `env`, and
-    /// written from its text.
+    /// member, in the same order), or equal but for items of their `env` replaced or added at the
+    /// end ([`Copied::env`]), and written from its text.
     pub copied: Vec<Copied>,
 }
 
