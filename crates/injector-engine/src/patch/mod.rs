@@ -229,15 +229,18 @@ fn write_patch(
         first: true,
         kept,
         round_trip_root,
-        known,
-        copied: Vec::new(),
+        known: Known {
+            texts: known,
+            copied: Vec::new(),
+            next: 0,
+        },
     };
     writer.out.push(b'[');
     writer.diff(original, injected)?;
     writer.out.push(b']');
     Ok(KnownPatch {
         patch: writer.out,
-        copied: writer.copied,
+        copied: writer.known.copied,
     })
 }
 
@@ -250,10 +253,20 @@ struct PatchWriter<'k> {
     /// The Go type `original` was round-tripped through, when differences the round trip alone
     /// makes are to be left out.
     round_trip_root: Option<&'k str>,
-    /// Values whose text is known already ([`create_patch_over_round_trip_known`]).
-    known: &'k [KnownText<'k>],
+    /// Values whose text is known already, and those written from it.
+    known: Known<'k>,
+}
+
+/// The values whose text is known already ([`create_patch_over_round_trip_known`]), and what the
+/// patch copied from them.
+struct Known<'k> {
+    texts: &'k [KnownText<'k>],
     /// See [`KnownPatch::copied`].
     copied: Vec<Copied>,
+    /// The known value to try first: the one after the last found. A pod's new items come in
+    /// the order of the known values (its render's lists, in order), so one comparison usually
+    /// finds each.
+    next: usize,
 }
 
 impl PatchWriter<'_> {
@@ -401,8 +414,7 @@ impl PatchWriter<'_> {
             self.out.push(b',');
         }
         self.first = false;
-        let known = self.known;
-        let copied = &mut self.copied;
+        let known = &mut self.known;
         let mut write = |out: &mut Vec<u8>, path: &str| -> serde_json::Result<()> {
             out.extend_from_slice(br#"{"op":""#);
             out.extend_from_slice(op.as_bytes());
@@ -410,7 +422,7 @@ impl PatchWriter<'_> {
             json_text::write_str(out, path)?;
             if let Some(value) = value {
                 out.extend_from_slice(br#","value":"#);
-                write_value_known(out, value, known, copied)?;
+                known.write_value(out, value)?;
             }
             out.push(b'}');
             Ok(())
@@ -428,76 +440,75 @@ fn push_decimal(out: &mut String, number: usize) {
     out.push(char::from(b'0' + (number % 10) as u8));
 }
 
-/// Writes `value`, copying the text of a known value when `value` or an item of it (when it is a
-/// list) is one.
-fn write_value_known(
-    out: &mut Vec<u8>,
-    value: &Value,
-    known: &[KnownText<'_>],
-    copied: &mut Vec<Copied>,
-) -> serde_json::Result<()> {
-    if known.is_empty() {
-        return json_text::write_value(out, value);
-    }
-    match value {
-        Value::Array(items) => {
-            out.push(b'[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_object_known(out, item, known, copied)?;
-            }
-            out.push(b']');
-            Ok(())
+impl Known<'_> {
+    /// Writes `value`, copying the text of a known value when `value` or an item of it (when it
+    /// is a list) is one.
+    fn write_value(&mut self, out: &mut Vec<u8>, value: &Value) -> serde_json::Result<()> {
+        if self.texts.is_empty() {
+            return json_text::write_value(out, value);
         }
-        value => write_object_known(out, value, known, copied),
+        match value {
+            Value::Array(items) => {
+                out.push(b'[');
+                for (index, item) in items.iter().enumerate() {
+                    if index > 0 {
+                        out.push(b',');
+                    }
+                    self.write_object(out, item)?;
+                }
+                out.push(b']');
+                Ok(())
+            }
+            value => self.write_object(out, value),
+        }
     }
-}
 
-/// Writes `value`, as the text of the known value it is, if any, or of the known value it is but
-/// for items of its `env` (and records that it was).
-fn write_object_known(
-    out: &mut Vec<u8>,
-    value: &Value,
-    known: &[KnownText<'_>],
-    copied: &mut Vec<Copied>,
-) -> serde_json::Result<()> {
-    if !value.is_object() {
-        return json_text::write_value(out, value);
-    }
-    // One pass over each known value tells both whether it is equal and whether it differs only
-    // in its `env`.
-    let matched = known.iter().find_map(|candidate| {
-        let change = if candidate.env_items.is_empty() {
-            same(candidate.value, value).then(EnvChange::default)
-        } else {
-            env_change(candidate.value, value)
+    /// Writes `value`, as the text of the known value it is, if any, or of the known value it is
+    /// but for items of its `env` (and records that it was).
+    fn write_object(&mut self, out: &mut Vec<u8>, value: &Value) -> serde_json::Result<()> {
+        if !value.is_object() {
+            return json_text::write_value(out, value);
+        }
+        // One pass over each known value tells both whether it is equal and whether it differs
+        // only in its `env`. Equal known values have equal texts: which one is found first does
+        // not change what is written.
+        let count = self.texts.len();
+        let matched = (0..count)
+            .map(|offset| (self.next + offset) % count)
+            .find_map(|index| {
+                let candidate = &self.texts[index];
+                let change = if candidate.env_items.is_empty() {
+                    same(candidate.value, value).then(EnvChange::default)
+                } else {
+                    env_change(candidate.value, value)
+                };
+                change.map(|change| (index, change))
+            });
+        let Some((index, env)) = matched else {
+            return json_text::write_value(out, value);
         };
-        change.map(|change| (candidate, change))
-    });
-    let Some((candidate, env)) = matched else {
-        return json_text::write_value(out, value);
-    };
-    if env.is_none() {
-        out.extend_from_slice(candidate.text);
-    } else {
-        #[cfg(debug_assertions)]
-        let start = out.len();
-        write_spliced(out, value, candidate, &env)?;
-        #[cfg(debug_assertions)]
-        assert_eq!(
-            out[start..],
-            compact_json(value)[..],
-            "a known text with the value's own env items differs from the value's text"
-        );
+        self.next = index + 1;
+        let candidate = &self.texts[index];
+        if env.is_none() {
+            out.extend_from_slice(candidate.text);
+        } else {
+            #[cfg(debug_assertions)]
+            let start = out.len();
+            write_spliced(out, value, candidate, &env)?;
+            #[cfg(debug_assertions)]
+            assert_eq!(
+                out[start..],
+                compact_json(value)[..],
+                "a known text with the value's own env items differs from the value's text"
+            );
+        }
+        self.copied.push(Copied {
+            value: address(value),
+            known: address(candidate.value),
+            env,
+        });
+        Ok(())
     }
-    copied.push(Copied {
-        value: address(value),
-        known: address(candidate.value),
-        env,
-    });
-    Ok(())
 }
 
 /// Writes `value`, which is `known`'s value but for the items of its `env` that `change` tells:
