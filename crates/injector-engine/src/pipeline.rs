@@ -725,10 +725,35 @@ impl Injector {
                 // A kept render: its new items come normalized, and only what it changed is walked.
                 Overlay::Kept(kept) => {
                     let normalized = kept.template_pod(|raw| merge(empty_pod(), raw.clone()).ok());
-                    let (overlay, plan) = merge_guide::prepare(&kept.overlay, normalized, &merged);
                     #[cfg(debug_assertions)]
                     let plain = merge(merged.clone(), kept.overlay.clone());
-                    let guided = merge_guided(std::mem::take(&mut merged), overlay, &plan, kept.spares());
+                    // Worked out once for pods that hold none of the render's keyed items yet.
+                    let prepared = kept.prepared(|raw| merge_guide::prepare_for_any_pod(raw, normalized));
+                    let guided = if prepared.fits(&merged) {
+                        #[cfg(debug_assertions)]
+                        assert_eq!(
+                            merge_guide::prepare(&kept.overlay, normalized, &merged),
+                            (prepared.overlay.clone(), prepared.plan.clone()),
+                            "the render's preparation for any pod differs from this pod's"
+                        );
+                        let overlay = prepared.overlay.clone();
+                        merge_guided(
+                            std::mem::take(&mut merged),
+                            overlay,
+                            &prepared.plan,
+                            normalized,
+                            kept.spares(),
+                        )
+                    } else {
+                        let (overlay, plan) = merge_guide::prepare(&kept.overlay, normalized, &merged);
+                        merge_guided(
+                            std::mem::take(&mut merged),
+                            overlay,
+                            &plan,
+                            normalized,
+                            kept.spares(),
+                        )
+                    };
                     #[cfg(debug_assertions)]
                     assert_eq!(
                         guided.as_ref().ok(),
@@ -997,16 +1022,18 @@ fn merge(pod: Value, overlay: Value) -> Result<Value, InjectError> {
     round_trip_merged(strategic_merge_pod(pod, overlay)?, None)
 }
 
-/// [`merge`] of a kept render prepared by [`merge_guide::prepare`]: the round trip walks only
-/// what the plan says the merge may have changed.
+/// [`merge`] of a kept render prepared by [`merge_guide::prepare`] with `template_pod` (whose
+/// items replace the overlay's stubs): the round trip walks only what the plan says the merge may
+/// have changed.
 fn merge_guided(
     pod: Value,
     overlay: Value,
     plan: &merge_guide::Plan,
+    template_pod: Option<&Value>,
     spares: &spares::Spares,
 ) -> Result<Value, InjectError> {
     let mut merged = strategic_merge_pod(pod, overlay)?;
-    let guide = plan.finish(&mut merged, spares);
+    let guide = plan.finish(&mut merged, template_pod, spares);
     round_trip_merged(merged, Some(&guide))
 }
 

@@ -15,6 +15,11 @@
 //! normalized once per kept render instead of once per admission. Debug builds check every such
 //! merge against the plain one.
 //!
+//! The preparation itself (the overlay with its stubs, and the plan) depends on the pod only
+//! through the keys its lists hold already: for the usual pod, which holds none of the render's,
+//! it is worked out once per kept render too ([`Prepared`]), and debug builds check it against
+//! the pod's own.
+//!
 //! Whenever the overlay is less plain (merge directives in a list, items without a key or with
 //! one key twice), the whole list is walked.
 
@@ -26,82 +31,136 @@ use crate::member::Members;
 use crate::normalize::Guide;
 
 /// What merging one overlay may change, worked out from the overlay and the pod before the merge.
-#[derive(Debug)]
-pub(super) enum Plan<'a> {
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Plan {
     /// Anything under here.
     All,
     /// An object: its layout, and the members named (with their plans).
-    Fields(Vec<(&'a str, Plan<'a>)>),
+    Fields(Vec<(String, Plan)>),
     /// A list merged by `key`: items with a key in `fresh` went in as stubs, to be replaced by
-    /// their normalized item; items with a key in `touched` were merged with the overlay's; the
-    /// others are the pod's own.
+    /// the normalized item at the position given (in the template pod's list); items with a key
+    /// in `touched` were merged with the overlay's; the others are the pod's own.
     Keyed {
         key: &'static str,
-        fresh: Vec<(&'a Value, &'a Value)>,
-        touched: Vec<&'a Value>,
+        fresh: Vec<(Value, usize)>,
+        touched: Vec<Value>,
     },
 }
 
-impl Plan<'_> {
-    /// Puts the normalized items in place of their stubs in the merged pod (spares when there are
-    /// some, else copies), and gives the guide of its round trip.
-    pub(super) fn finish(&self, merged: &mut Value, spares: &Spares) -> Guide {
+impl Plan {
+    /// Puts the normalized items of `template_pod` (the value the plan was prepared with) in
+    /// place of their stubs in the merged pod (spares when there are some, else copies), and
+    /// gives the guide of its round trip.
+    pub(super) fn finish(&self, merged: &mut Value, template_pod: Option<&Value>, spares: &Spares) -> Guide {
         match self {
             Plan::All => Guide::All,
             Plan::Fields(fields) => Guide::Fields(
                 fields
                     .iter()
                     .map(|(name, plan)| {
+                        let normalized = template_pod.and_then(|n| n.member(name));
                         let guide = match merged.member_mut(name) {
-                            Some(member) => plan.finish(member, spares),
-                            None => plan.finish(&mut Value::Null, spares),
+                            Some(member) => plan.finish(member, normalized, spares),
+                            None => plan.finish(&mut Value::Null, normalized, spares),
                         };
-                        ((*name).to_owned(), guide)
+                        (name.clone(), guide)
                     })
                     .collect(),
             ),
-            Plan::Keyed { key, fresh, touched } => match merged.as_array_mut() {
-                Some(items) => Guide::Items(
+            Plan::Keyed { key, fresh, touched } => {
+                let Some(items) = merged.as_array_mut() else {
+                    return Guide::All;
+                };
+                let normalized = template_pod
+                    .and_then(Value::as_array)
+                    .map_or(&[][..], Vec::as_slice);
+                Guide::Items(
                     items
                         .iter_mut()
-                        .map(|item| {
+                        .enumerate()
+                        .map(|(index, item)| {
                             let Some(value) = key_of(item, key) else {
                                 return Guide::All;
                             };
-                            if let Some((_, ready)) = fresh.iter().find(|(fresh, _)| *fresh == value) {
-                                *item = spares.copy_of(ready);
-                                Guide::Skip
-                            } else if touched.contains(&value) {
-                                Guide::All
-                            } else {
-                                Guide::Skip
+                            // New items go in first, in the overlay's order: look there first.
+                            let position = fresh
+                                .get(index)
+                                .filter(|(fresh, _)| fresh == value)
+                                .or_else(|| fresh.iter().find(|(fresh, _)| fresh == value))
+                                .map(|&(_, position)| position);
+                            match position {
+                                Some(position) => match normalized.get(position) {
+                                    Some(ready) => {
+                                        *item = spares.copy_of(ready);
+                                        Guide::Skip
+                                    }
+                                    // Not the template pod the plan was prepared with.
+                                    None => Guide::All,
+                                },
+                                None if touched.contains(value) => Guide::All,
+                                None => Guide::Skip,
                             }
                         })
                         .collect(),
-                ),
-                None => Guide::All,
-            },
+                )
+            }
         }
+    }
+}
+
+/// An overlay prepared for any pod that holds none of the keys of its [`Plan::Keyed`] lists'
+/// `fresh` items ([`prepare_for_any_pod`]): the same overlay and plan [`prepare`] gives for such a
+/// pod, worked out once per kept render.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    /// The overlay with stubs.
+    pub overlay: Value,
+    /// What merging it changes.
+    pub plan: Plan,
+}
+
+impl Prepared {
+    /// Whether `pod` holds none of the fresh items' keys, so that [`prepare`] would give this.
+    pub(super) fn fits(&self, pod: &Value) -> bool {
+        fits(&self.plan, Some(pod))
+    }
+}
+
+fn fits(plan: &Plan, pod: Option<&Value>) -> bool {
+    match plan {
+        Plan::All => true,
+        Plan::Fields(fields) => fields
+            .iter()
+            .all(|(name, plan)| fits(plan, pod.and_then(|p| p.member(name)))),
+        Plan::Keyed { key, fresh, .. } => pod.and_then(Value::as_array).is_none_or(|items| {
+            !items
+                .iter()
+                .filter_map(|item| key_of(item, key))
+                .any(|value| fresh.iter().any(|(fresh, _)| fresh == value))
+        }),
     }
 }
 
 /// The overlay to merge into `pod` (normalized), with stubs for the items of keyed lists that the
 /// pod does not hold yet and that `template_pod` (the overlay merged into an empty pod and
 /// normalized) holds, and the plan of what the merge may change.
-pub(super) fn prepare<'a>(
-    overlay: &'a Value,
-    template_pod: Option<&'a Value>,
-    pod: &Value,
-) -> (Value, Plan<'a>) {
+pub(super) fn prepare(overlay: &Value, template_pod: Option<&Value>, pod: &Value) -> (Value, Plan) {
     prepare_object(overlay, template_pod, Some(pod), Some(*Schema::pod()))
 }
 
-fn prepare_object<'a>(
-    overlay: &'a Value,
-    normalized: Option<&'a Value>,
+/// [`prepare`] for a pod that holds none of the keys the overlay's keyed lists bring: worked out
+/// once for a kept render, and good for every pod it [`Prepared::fits`].
+pub(super) fn prepare_for_any_pod(overlay: &Value, template_pod: Option<&Value>) -> Prepared {
+    let (overlay, plan) = prepare_object(overlay, template_pod, None, Some(*Schema::pod()));
+    Prepared { overlay, plan }
+}
+
+fn prepare_object(
+    overlay: &Value,
+    normalized: Option<&Value>,
     pod: Option<&Value>,
     schema: Option<Schema>,
-) -> (Value, Plan<'a>) {
+) -> (Value, Plan) {
     let Value::Object(members) = overlay else {
         return (overlay.clone(), Plan::All);
     };
@@ -137,19 +196,19 @@ fn prepare_object<'a>(
             _ => (value.clone(), Plan::All),
         };
         out.insert(name.clone(), member);
-        plans.push((name.as_str(), plan));
+        plans.push((name.clone(), plan));
     }
     (Value::Object(out), Plan::Fields(plans))
 }
 
 /// The plan of an overlay that goes in as it is: every member it names, all the way down.
-fn plan_of(overlay: &Value) -> Plan<'_> {
+fn plan_of(overlay: &Value) -> Plan {
     match overlay {
         Value::Object(members) => Plan::Fields(
             members
                 .iter()
                 .filter(|(name, _)| !name.starts_with('$'))
-                .map(|(name, value)| (name.as_str(), plan_of(value)))
+                .map(|(name, value)| (name.clone(), plan_of(value)))
                 .collect(),
         ),
         _ => Plan::All,
@@ -172,14 +231,14 @@ fn key_of<'a>(item: &'a Value, key: &str) -> Option<&'a Value> {
         .filter(|value| value.is_string() || value.is_number())
 }
 
-fn keyed_list<'a>(
-    items: &'a [Value],
+fn keyed_list(
+    items: &[Value],
     key: &'static str,
-    normalized: Option<&'a Value>,
+    normalized: Option<&Value>,
     pod: Option<&Value>,
-) -> (Value, Plan<'a>) {
+) -> (Value, Plan) {
     let whole = || (Value::Array(items.to_vec()), Plan::All);
-    let mut keys: Vec<&'a Value> = Vec::with_capacity(items.len());
+    let mut keys: Vec<&Value> = Vec::with_capacity(items.len());
     for item in items {
         let plain = item
             .as_object()
@@ -201,26 +260,30 @@ fn keyed_list<'a>(
             .then(|| normalized.and_then(|list| only_item(list, key, value)))
             .flatten();
         match ready {
-            Some(ready) => {
+            Some(position) => {
                 let mut stub = Map::with_capacity(1);
                 stub.insert(key.to_owned(), value.clone());
                 out.push(Value::Object(stub));
-                fresh.push((value, ready));
+                fresh.push((value.clone(), position));
             }
             None => {
                 out.push(item.clone());
-                touched.push(value);
+                touched.push(value.clone());
             }
         }
     }
     (Value::Array(out), Plan::Keyed { key, fresh, touched })
 }
 
-/// The one item of `list` whose key is `value` (`None` if none or several).
-fn only_item<'a>(list: &'a [Value], key: &str, value: &Value) -> Option<&'a Value> {
-    let mut found = list.iter().filter(|item| key_of(item, key) == Some(value));
+/// The position of the one item of `list` whose key is `value` (`None` if none or several).
+fn only_item(list: &[Value], key: &str, value: &Value) -> Option<usize> {
+    let mut found = list
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| key_of(item, key) == Some(value))
+        .map(|(position, _)| position);
     match (found.next(), found.next()) {
-        (Some(item), None) => Some(item),
+        (Some(position), None) => Some(position),
         _ => None,
     }
 }
@@ -250,7 +313,7 @@ mod tests {
         );
         let mut merged = json!({"spec": {"initContainers": [{"name": "istio-proxy"}],
                                          "containers": [{"name": "app"}, {"name": "other"}]}});
-        let guide = plan.finish(&mut merged, &Spares::default());
+        let guide = plan.finish(&mut merged, Some(&template_pod), &Spares::default());
         assert_eq!(
             merged["spec"]["initContainers"][0],
             json!({"name": "istio-proxy", "image": "p", "resources": {}}),
@@ -263,6 +326,36 @@ mod tests {
     }
 
     #[test]
+    fn a_preparation_for_any_pod_is_the_pods_own_when_the_pod_holds_none_of_its_new_keys() {
+        let overlay = json!({"metadata": {"labels": {"a": "1"}},
+                             "spec": {"containers": [{"name": "istio-proxy", "image": "p"}],
+                                      "volumes": [{"name": "v", "emptyDir": {}}]}});
+        let template_pod = json!({"spec": {"containers": [{"name": "istio-proxy", "image": "p", "resources": {}}],
+                                           "volumes": [{"name": "v", "emptyDir": {}}]}});
+        let prepared = prepare_for_any_pod(&overlay, Some(&template_pod));
+        let clean = json!({"spec": {"containers": [{"name": "app"}], "volumes": [{"name": "data"}]}});
+        assert!(prepared.fits(&clean));
+        assert!(
+            prepared.fits(&json!({})),
+            "a pod without the lists holds none of the keys"
+        );
+        assert_eq!(
+            prepare(&overlay, Some(&template_pod), &clean),
+            (prepared.overlay.clone(), prepared.plan.clone())
+        );
+        for holding in [
+            json!({"spec": {"containers": [{"name": "istio-proxy"}]}}),
+            json!({"spec": {"volumes": [{"name": "data"}, {"name": "v"}]}}),
+        ] {
+            assert!(
+                !prepared.fits(&holding),
+                "{holding} holds a key the overlay brings"
+            );
+            assert_ne!(prepare(&overlay, Some(&template_pod), &holding).1, prepared.plan);
+        }
+    }
+
+    #[test]
     fn a_map_goes_in_as_it_is_and_its_plan_names_its_members() {
         let overlay = json!({"metadata": {"labels": {"app": "web", "$patch": "replace"},
                                           "annotations": {"a": "1"}},
@@ -270,7 +363,7 @@ mod tests {
         let (prepared, plan) = prepare(&overlay, None, &json!({}));
         assert_eq!(prepared, overlay);
         let mut merged = overlay.clone();
-        let guide = plan.finish(&mut merged, &Spares::default());
+        let guide = plan.finish(&mut merged, None, &Spares::default());
         let labels = guide.field("metadata").field("labels");
         assert_eq!(labels.field("app"), &Guide::All);
         assert_eq!(labels.field("$patch"), &Guide::Skip, "a directive is no member");
@@ -301,9 +394,13 @@ mod tests {
             let (prepared, plan) = prepare(&overlay, Some(&overlay), &json!({}));
             assert_eq!(prepared, overlay);
             assert_eq!(
-                plan.finish(&mut json!({"spec": {"containers": []}}), &Spares::default())
-                    .field("spec")
-                    .field("containers"),
+                plan.finish(
+                    &mut json!({"spec": {"containers": []}}),
+                    Some(&overlay),
+                    &Spares::default()
+                )
+                .field("spec")
+                .field("containers"),
                 &Guide::All
             );
         }

@@ -80,6 +80,10 @@ pub struct Kept {
     /// What merging the overlay alone into an empty pod gives, normalized: worked out once, on
     /// the first reuse.
     template_pod: OnceLock<Option<Value>>,
+    /// The overlay prepared for merging into pods that hold none of its keyed items
+    /// ([`super::merge_guide::prepare_for_any_pod`]): worked out once, on the first reuse after
+    /// the template pod.
+    prepared: OnceLock<super::merge_guide::Prepared>,
     /// The names the template pod gets from the overlay alone
     /// ([`super::template_pod::names_only`]): worked out once, on the first reuse.
     names: OnceLock<Option<Arc<Value>>>,
@@ -109,6 +113,7 @@ impl Kept {
         Kept {
             overlay,
             template_pod: OnceLock::new(),
+            prepared: OnceLock::new(),
             names: OnceLock::new(),
             texts: OnceLock::new(),
             status: OnceLock::new(),
@@ -156,6 +161,15 @@ impl Kept {
     /// `None` when that merge fails).
     pub fn template_pod(&self, make: impl FnOnce(&Value) -> Option<Value>) -> Option<&Value> {
         self.template_pod.get_or_init(|| make(&self.overlay)).as_ref()
+    }
+
+    /// The overlay prepared for merging into pods that hold none of its keyed items (`make`
+    /// prepares it the first time).
+    pub(super) fn prepared(
+        &self,
+        make: impl FnOnce(&Value) -> super::merge_guide::Prepared,
+    ) -> &super::merge_guide::Prepared {
+        self.prepared.get_or_init(|| make(&self.overlay))
     }
 
     /// The names of the template pod read from the overlay (`make` reads them the first time;
