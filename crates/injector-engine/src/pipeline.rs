@@ -1057,7 +1057,13 @@ fn round_trip_merged(merged: Value, guide: Option<&crate::normalize::Guide>) -> 
 
 /// An empty `corev1.Pod` as Go marshals it.
 fn empty_pod() -> Value {
-    normalize("v1/Pod", &Value::Object(Map::new())).unwrap_or_else(|_| Value::Object(Map::new()))
+    // Worked out once: every admission starts its template pod from it.
+    static EMPTY: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    EMPTY
+        .get_or_init(|| {
+            normalize("v1/Pod", &Value::Object(Map::new())).unwrap_or_else(|_| Value::Object(Map::new()))
+        })
+        .clone()
 }
 
 /// With native sidecars, a user `istio-proxy` in `containers` moves to `initContainers` before the
