@@ -678,11 +678,13 @@ impl Injector {
         let (mut merged, template_pod) = self
             .merge_templates(selected, pod.clone(), annotations, &mut source)
             .ok()?;
-        (!named.holds_stand_in(&template_pod) && named.fill_merged(&mut merged)).then_some((
-            merged,
-            template_pod,
-            renders,
-        ))
+        // A single render's names are the same for every pod: looked through once.
+        let holds_stand_in = match renders.as_ref() {
+            [kept] => kept.names_hold_stand_in(&template_pod, |names| named.holds_stand_in(names)),
+            _ => None,
+        }
+        .unwrap_or_else(|| named.holds_stand_in(&template_pod));
+        (!holds_stand_in && named.fill_merged(&mut merged)).then_some((merged, template_pod, renders))
     }
 
     /// Renders (or takes from the cache) each selected template and merges it into the template

@@ -93,6 +93,9 @@ pub struct Kept {
     texts: OnceLock<Vec<ItemText>>,
     /// The status annotation of the template pod that [`Self::names`] stands for: worked out once.
     status: OnceLock<String>,
+    /// Whether [`Self::names`] hold the injector's stand-in for the pod's name (then the name
+    /// cannot go in after the merge): worked out once.
+    names_hold_stand_in: OnceLock<bool>,
     /// Copies of the template pod's list items that pods were done with.
     spares: super::spares::Spares,
     /// Where a render made with a stand-in for the pod's name holds it
@@ -117,6 +120,7 @@ impl Kept {
             names: OnceLock::new(),
             texts: OnceLock::new(),
             status: OnceLock::new(),
+            names_hold_stand_in: OnceLock::new(),
             spares: super::spares::Spares::default(),
             name_holes: OnceLock::new(),
             merged_holes: OnceLock::new(),
@@ -190,6 +194,18 @@ impl Kept {
     ) -> Option<String> {
         let names = self.names.get()?.as_ref()?;
         Arc::ptr_eq(names, template_pod).then(|| self.status.get_or_init(|| make(names)).clone())
+    }
+
+    /// Whether `template_pod`, when it is this render's [`Self::names`] (the same `Arc`), holds the
+    /// injector's stand-in for the pod's name (`holds` looks the first time); `None` for any
+    /// other template pod.
+    pub fn names_hold_stand_in(
+        &self,
+        template_pod: &Arc<Value>,
+        holds: impl FnOnce(&Value) -> bool,
+    ) -> Option<bool> {
+        let names = self.names.get()?.as_ref()?;
+        Arc::ptr_eq(names, template_pod).then(|| *self.names_hold_stand_in.get_or_init(|| holds(names)))
     }
 
     /// The items of the template pod's lists (containers, volumes, ...) with their compact JSON,
