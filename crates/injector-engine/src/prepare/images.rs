@@ -82,7 +82,7 @@ fn typed_tag(tag: &str, image_type: &str) -> String {
     }
     let base = KNOWN_TYPES
         .iter()
-        .find_map(|known| tag.strip_suffix(&format!("-{known}")))
+        .find_map(|known| tag.strip_suffix(known)?.strip_suffix('-'))
         .unwrap_or(tag);
     if image_type == "default" {
         base.to_owned()
