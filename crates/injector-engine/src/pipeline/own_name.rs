@@ -277,11 +277,27 @@ fn named_string(text: &str, stand_in: &str, name: &str) -> Option<String> {
 /// it; other values are asked of the parser, written plain (a value that cannot be written so
 /// is left to a real render).
 pub fn reads_as_string(value: &str) -> bool {
-    if value.contains(|c: char| c.is_ascii_whitespace()) {
+    if value.contains(|c: char| c.is_ascii_whitespace()) || plainly_a_string(value) {
         return true;
     }
     injector_core::yaml::parse_last_key_wins(&format!("k: {value}"))
         .is_ok_and(|read| read.get("k").and_then(Value::as_str) == Some(value))
+}
+
+/// Whether `value`, written plain, can only be read as that string, without asking the parser:
+/// it starts with a lowercase letter (no number, timestamp, `.inf` or indicator does), holds only
+/// lowercase letters, digits, `-`, `.`, `/` and `:` (not last, so no mapping), and is none of the
+/// words YAML 1.1 reads as a boolean or null. A pod's name in a path (`pods/db-0`) or a workload
+/// name is such a value.
+fn plainly_a_string(value: &str) -> bool {
+    const WORDS: [&str; 9] = ["y", "yes", "n", "no", "true", "false", "on", "off", "null"];
+    let bytes = value.as_bytes();
+    bytes.first().is_some_and(u8::is_ascii_lowercase)
+        && bytes.last() != Some(&b':')
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'/' | b':'))
+        && !WORDS.contains(&value)
 }
 
 /// Renders made with the stand-in, with a pod's name put in: the pod's own overlays, merged as
@@ -524,6 +540,18 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        #[test]
+        fn a_plain_string_is_one_the_parser_reads_as_that_string(value in "[a-z0-9./:~yYnN-]{1,8}") {
+            if plainly_a_string(&value) {
+                let read = injector_core::yaml::parse_last_key_wins(&format!("k: {value}"))
+                    .expect("parses");
+                proptest::prop_assert_eq!(read.get("k").and_then(Value::as_str), Some(value.as_str()));
+            }
+        }
+    }
+
     #[test]
     fn a_string_is_one_that_yaml_reads_as_that_string_in_any_style() {
         for text in ["db-0", "pods/db-0", "2001-12-14", "owner db-0\n", "1 2"] {
@@ -531,6 +559,12 @@ mod tests {
         }
         for text in ["123", "0755", "1e3", "0x1f", "true", "yes", "null", "~", "[db]"] {
             assert!(!reads_as_string(text), "{text:?}");
+        }
+        for text in ["db-0", "kubernetes://apis/v1/namespaces/ns/pods/db-0", "web.ns"] {
+            assert!(plainly_a_string(text), "{text:?} needs no parser");
+        }
+        for text in ["on", "no", "a:", "0db", "Db", "-db", ".inf", "db#1", "<<"] {
+            assert!(!plainly_a_string(text), "{text:?} is left to the parser");
         }
     }
 
