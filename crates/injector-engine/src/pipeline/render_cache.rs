@@ -192,8 +192,8 @@ impl Kept {
         template_pod: &Arc<Value>,
         make: impl FnOnce(&Value) -> String,
     ) -> Option<String> {
-        let names = self.names.get()?.as_ref()?;
-        Arc::ptr_eq(names, template_pod).then(|| self.status.get_or_init(|| make(names)).clone())
+        let names = self.names_if(template_pod)?;
+        Some(self.status.get_or_init(|| make(names)).clone())
     }
 
     /// Whether `template_pod`, when it is this render's [`Self::names`] (the same `Arc`), holds the
@@ -204,8 +204,17 @@ impl Kept {
         template_pod: &Arc<Value>,
         holds: impl FnOnce(&Value) -> bool,
     ) -> Option<bool> {
-        let names = self.names.get()?.as_ref()?;
-        Arc::ptr_eq(names, template_pod).then(|| *self.names_hold_stand_in.get_or_init(|| holds(names)))
+        let names = self.names_if(template_pod)?;
+        Some(*self.names_hold_stand_in.get_or_init(|| holds(names)))
+    }
+
+    /// This render's [`Self::names`], when `template_pod` is them (the same `Arc`).
+    fn names_if(&self, template_pod: &Arc<Value>) -> Option<&Value> {
+        self.names
+            .get()?
+            .as_ref()
+            .filter(|names| Arc::ptr_eq(names, template_pod))
+            .map(|names| names.as_ref())
     }
 
     /// The items of the template pod's lists (containers, volumes, ...) with their compact JSON,
