@@ -697,7 +697,8 @@ impl Injector {
         annotations: &BTreeMap<String, String>,
         source: &mut Overlays<'_>,
     ) -> Result<(Value, Arc<Value>), InjectError> {
-        let mut template_pod = empty_pod();
+        // Made when first needed: a single template's names usually stand for it.
+        let mut template_pod: Option<Value> = None;
         // A single template's names, read from its overlay, stand for the whole template pod.
         let mut named = None;
         let single_template = selected.len() == 1;
@@ -718,7 +719,10 @@ impl Injector {
                 })
                 .flatten();
             if names.is_none() {
-                template_pod = merge(std::mem::take(&mut template_pod), overlay.value().clone())?;
+                template_pod = Some(merge(
+                    template_pod.take().unwrap_or_else(empty_pod),
+                    overlay.value().clone(),
+                )?);
             }
             if self.native_applies(annotations, overlay.value()) {
                 move_user_proxy_to_init(&mut merged);
@@ -770,7 +774,10 @@ impl Injector {
                 Ok(merged) => merged,
                 // Istio merges into the template pod first, so its error (if any) is the one told.
                 Err(error) if names.is_some() => {
-                    merge(std::mem::take(&mut template_pod), source.again(index, template)?)?;
+                    merge(
+                        template_pod.take().unwrap_or_else(empty_pod),
+                        source.again(index, template)?,
+                    )?;
                     return Err(error);
                 }
                 Err(error) => return Err(error),
@@ -788,7 +795,10 @@ impl Injector {
             }
             index += 1;
         }
-        Ok((merged, named.unwrap_or_else(|| Arc::new(template_pod))))
+        Ok((
+            merged,
+            named.unwrap_or_else(|| Arc::new(template_pod.unwrap_or_else(empty_pod))),
+        ))
     }
 
     /// Whether the "native sidecar" adjustment applies to this template output: native on (the
@@ -1059,7 +1069,7 @@ fn round_trip_merged(merged: Value, guide: Option<&crate::normalize::Guide>) -> 
 
 /// An empty `corev1.Pod` as Go marshals it.
 fn empty_pod() -> Value {
-    // Worked out once: every admission starts its template pod from it.
+    // Worked out once: every template pod starts from it.
     static EMPTY: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
     EMPTY
         .get_or_init(|| {
