@@ -672,35 +672,38 @@ impl<'a> Walker<'a> {
         guide: &Guide,
     ) -> Result<(), NormalizeError> {
         let known = self.positions.len() - base;
-        let mut any_omitted = false;
-        // Offsets of `*Time` fields given a zero time: printed as `null`, never omitted (rare).
-        let mut zero_time_pointers = Vec::new();
+        // Offsets of the fields Go leaves out (rare: allocated only then).
+        let mut omitted_offsets = Vec::new();
         // Past the known fields come the unknown ones, kept as they are.
         for (offset, value) in map.values_mut().take(known).enumerate() {
             let Some(field) = self.positions.get(base + offset).and_then(|&p| fields.get(p)) else {
                 break;
             };
-            let given = !value.is_null();
-            self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
-            let result = self.value(&field.shape, value, guide.field(&field.name));
-            self.path.pop();
-            result?;
-            if given && is_zero_time_pointer(field, value) {
-                zero_time_pointers.push(offset);
+            let guide = guide.field(&field.name);
+            // A member the guide skips is as the last round trip left it there: printed, so
+            // neither walked nor left out.
+            if matches!(guide, Guide::Skip) {
                 continue;
             }
-            any_omitted |= omitted(self.schema, field, value);
+            let given = !value.is_null();
+            self.path.push(std::borrow::Cow::Borrowed(field.name.as_str()));
+            let result = self.value(&field.shape, value, guide);
+            self.path.pop();
+            result?;
+            // A `*Time` field given a zero time is printed as `null`, never left out (rare).
+            if given && is_zero_time_pointer(field, value) {
+                continue;
+            }
+            if omitted(self.schema, field, value) {
+                omitted_offsets.push(offset);
+            }
         }
-        if any_omitted {
-            let schema = self.schema;
-            let mut positions = self.positions.get(base..).unwrap_or_default().iter().enumerate();
-            map.retain(|_, value| {
-                !positions.next().is_some_and(|(offset, &position)| {
-                    !zero_time_pointers.contains(&offset)
-                        && fields
-                            .get(position)
-                            .is_some_and(|field| omitted(schema, field, value))
-                })
+        if !omitted_offsets.is_empty() {
+            let mut offset = 0;
+            map.retain(|_, _| {
+                let keep = !omitted_offsets.contains(&offset);
+                offset += 1;
+                keep
             });
         }
         Ok(())
