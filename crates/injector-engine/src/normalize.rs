@@ -423,6 +423,50 @@ impl FieldInputs {
     }
 }
 
+/// Moves the members of `map` into the struct's field order, in place, when every key names its
+/// field exactly and every field Go prints when absent is there: then the map only needs its
+/// values normalized ([`Walker::fields_in_place`]). A merge that adds a field to a struct (an
+/// injected pod's `initContainers`) leaves it last; moving it keeps the other members and their
+/// hashes where a rebuild would insert every member again. `false` otherwise (the map untouched:
+/// the checks come before the first move).
+fn put_in_field_order(fields: &[Field], layout: &StructLayout, map: &mut Map<String, Value>) -> bool {
+    let Some(mut order) = map
+        .keys()
+        .map(|key| layout.exact(key))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return false;
+    };
+    let mut wanted = order.clone();
+    wanted.sort_unstable();
+    let mut previous = 0;
+    for &position in &wanted {
+        if !layout.all_skipped_when_absent(previous, position) {
+            return false;
+        }
+        previous = position + 1;
+    }
+    if !layout.all_skipped_when_absent(previous, fields.len()) {
+        return false;
+    }
+    for (index, &position) in wanted.iter().enumerate() {
+        if order.get(index) == Some(&position) {
+            continue;
+        }
+        let (Some(field), Some(from)) = (fields.get(position), order.iter().position(|&p| p == position))
+        else {
+            return false;
+        };
+        let Some(value) = map.get_mut(field.name.as_str()).map(std::mem::take) else {
+            return false;
+        };
+        map.shift_insert(index, field.name.clone(), value);
+        order.remove(from);
+        order.insert(index, position);
+    }
+    true
+}
+
 /// The position of the field named exactly `key`, looking from `from` onwards (an object in Go's
 /// layout names its fields in schema order).
 fn field_from(fields: &[Field], from: usize, key: &str) -> Option<usize> {
@@ -608,7 +652,9 @@ impl<'a> Walker<'a> {
         self.structs
             .push(schema.names.get(index).map_or("", String::as_str));
         let base = self.positions.len();
-        let result = if self.is_shaped(fields, layout, map) {
+        let result = if self.is_shaped(fields, layout, map)
+            || (put_in_field_order(fields, layout, map) && self.is_shaped(fields, layout, map))
+        {
             self.fields_in_place(fields, base, map, guide)
         } else {
             self.rebuild_fields(fields, layout, std::mem::take(map), guide)

@@ -197,3 +197,32 @@ fn preserving_mode_keeps_unknown_fields() {
     let dropped = normalize("v1/Pod", &pod).expect("valid");
     assert!(dropped["spec"].get("newKnob").is_none());
 }
+
+#[test]
+fn a_struct_out_of_field_order_comes_out_as_a_rebuild_would_give_it() {
+    let ordered = json!({"metadata": {"name": "a", "labels": {"x": "1"}},
+                         "spec": {"initContainers": [{"name": "i", "image": "x"}],
+                                  "containers": [{"name": "c", "image": "y"}], "restartPolicy": "Always"}});
+    let expected =
+        serde_json::to_string(&normalize_preserving("v1/Pod", &ordered).expect("normalizes")).expect("text");
+    // Every key names its field: moved into place.
+    let shuffled = json!({"spec": {"restartPolicy": "Always", "containers": [{"image": "y", "name": "c"}],
+                                   "initContainers": [{"image": "x", "name": "i"}]},
+                          "metadata": {"labels": {"x": "1"}, "name": "a"}});
+    let got = normalize_preserving("v1/Pod", &shuffled).expect("normalizes");
+    assert_eq!(serde_json::to_string(&got).expect("text"), expected);
+    // A key named case-insensitively, or one no field has, still goes through the rebuild.
+    let folded = json!({"spec": {"Containers": [{"name": "c", "image": "y"}], "restartPolicy": "Always",
+                                 "initContainers": [{"name": "i", "image": "x"}]},
+                        "metadata": {"name": "a", "labels": {"x": "1"}}});
+    let got = normalize_preserving("v1/Pod", &folded).expect("normalizes");
+    assert_eq!(serde_json::to_string(&got).expect("text"), expected);
+    let unknown = json!({"spec": {"zzUnknown": 1, "restartPolicy": "Always", "containers": [{"name": "c", "image": "y"}]}});
+    let got = normalize_preserving("v1/Pod", &unknown).expect("normalizes");
+    let keys: Vec<&String> = got["spec"].as_object().expect("spec").keys().collect();
+    assert_eq!(
+        keys.last().map(|k| k.as_str()),
+        Some("zzUnknown"),
+        "an unknown field goes last: {keys:?}"
+    );
+}
