@@ -728,46 +728,7 @@ impl Injector {
                 move_user_proxy_to_init(&mut merged);
             }
             let result = match overlay {
-                // A kept render: its new items come normalized, and only what it changed is walked.
-                Overlay::Kept(kept) => {
-                    let normalized = kept.template_pod(|raw| merge(empty_pod(), raw.clone()).ok());
-                    #[cfg(debug_assertions)]
-                    let plain = merge(merged.clone(), kept.overlay.clone());
-                    // Worked out once for pods that hold none of the render's keyed items yet.
-                    let prepared = kept.prepared(|raw| merge_guide::prepare_for_any_pod(raw, normalized));
-                    let guided = if prepared.fits(&merged) {
-                        #[cfg(debug_assertions)]
-                        assert_eq!(
-                            merge_guide::prepare(&kept.overlay, normalized, &merged),
-                            (prepared.overlay.clone(), prepared.plan.clone()),
-                            "the render's preparation for any pod differs from this pod's"
-                        );
-                        let overlay = prepared.overlay.clone();
-                        merge_guided(
-                            std::mem::take(&mut merged),
-                            overlay,
-                            &prepared.plan,
-                            normalized,
-                            kept.spares(),
-                        )
-                    } else {
-                        let (overlay, plan) = merge_guide::prepare(&kept.overlay, normalized, &merged);
-                        merge_guided(
-                            std::mem::take(&mut merged),
-                            overlay,
-                            &plan,
-                            normalized,
-                            kept.spares(),
-                        )
-                    };
-                    #[cfg(debug_assertions)]
-                    assert_eq!(
-                        guided.as_ref().ok(),
-                        plain.as_ref().ok(),
-                        "merging a kept render with stubs differs from merging it plainly"
-                    );
-                    guided
-                }
+                Overlay::Kept(kept) => merge_kept(kept, std::mem::take(&mut merged)),
                 Overlay::Rendered(rendered) => merge(std::mem::take(&mut merged), rendered),
             };
             merged = match result {
@@ -1032,6 +993,39 @@ fn render_overlay(template: &Template, data: &gotemplate::Value) -> Result<Value
 /// Istio's `applyOverlayYAML`: a strategic merge with the Pod schema, then the Go round trip.
 fn merge(pod: Value, overlay: Value) -> Result<Value, InjectError> {
     round_trip_merged(strategic_merge_pod(pod, overlay)?, None)
+}
+
+/// [`merge`] of a kept render into `pod`: its new items come normalized, and only what it changed
+/// is walked. The overlay is prepared once for the pods that hold none of the render's keyed items
+/// yet, else for this pod; debug builds check both the preparation and the merge against the
+/// plain ones.
+fn merge_kept(kept: &render_cache::Kept, pod: Value) -> Result<Value, InjectError> {
+    let normalized = kept.template_pod(|raw| merge(empty_pod(), raw.clone()).ok());
+    #[cfg(debug_assertions)]
+    let plain = merge(pod.clone(), kept.overlay.clone());
+    let prepared = kept.prepared(|raw| merge_guide::prepare_for_any_pod(raw, normalized));
+    let own;
+    let (overlay, plan) = if prepared.fits(&pod) {
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            merge_guide::prepare(&kept.overlay, normalized, &pod),
+            (prepared.overlay.clone(), prepared.plan.clone()),
+            "the render's preparation for any pod differs from this pod's"
+        );
+        (prepared.overlay.clone(), &prepared.plan)
+    } else {
+        let (overlay, plan) = merge_guide::prepare(&kept.overlay, normalized, &pod);
+        own = plan;
+        (overlay, &own)
+    };
+    let guided = merge_guided(pod, overlay, plan, normalized, kept.spares());
+    #[cfg(debug_assertions)]
+    assert_eq!(
+        guided.as_ref().ok(),
+        plain.as_ref().ok(),
+        "merging a kept render with stubs differs from merging it plainly"
+    );
+    guided
 }
 
 /// [`merge`] of a kept render prepared by [`merge_guide::prepare`] with `template_pod` (whose
