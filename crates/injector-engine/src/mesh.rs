@@ -239,13 +239,18 @@ pub fn overlay_mesh_config(overlay: Map<String, Value>, base: &Value) -> Result<
     Ok(mesh)
 }
 
+/// The ProxyConfig of a pod without the `proxy.istio.io/config` annotation: the mesh
+/// `defaultConfig`.
+pub fn mesh_proxy_config(mesh: &Value) -> Value {
+    mesh.get("defaultConfig")
+        .cloned()
+        .unwrap_or_else(default_proxy_config)
+}
+
 /// The pod's effective ProxyConfig: the mesh `defaultConfig` with the pod's
 /// `proxy.istio.io/config` annotation merged over it.
 pub fn effective_proxy_config(mesh: &Value, annotation: Option<&str>) -> Result<Value, MeshError> {
-    let base = mesh
-        .get("defaultConfig")
-        .cloned()
-        .unwrap_or_else(default_proxy_config);
+    let base = mesh_proxy_config(mesh);
     match annotation {
         None => Ok(base),
         Some(yaml) => {

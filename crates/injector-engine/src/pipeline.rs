@@ -70,6 +70,8 @@ pub struct Injector {
     template_values: gotemplate::Value,
     /// Shared with every render's template data (never copied per pod).
     mesh: std::sync::Arc<Value>,
+    /// The ProxyConfig of every pod without the `proxy.istio.io/config` annotation (shared).
+    mesh_proxy_config: std::sync::Arc<Value>,
     options: Options,
     /// The templates whose renders may be cached (they call no clock or randomness).
     deterministic: std::collections::BTreeSet<String>,
@@ -258,6 +260,7 @@ impl Injector {
             templates,
             values,
             template_values,
+            mesh_proxy_config: std::sync::Arc::new(crate::mesh::mesh_proxy_config(&mesh)),
             mesh: std::sync::Arc::new(mesh),
             options,
             deterministic,

@@ -49,8 +49,14 @@ impl Injector {
     /// The template data's per-pod inputs for a decoded pod; `owner` when the caller knows it,
     /// else Istio's owner heuristic.
     pub(super) fn prepare(&self, pod: &Arc<Value>, owner: Option<Owner>) -> Result<Prepared, PrepareError> {
-        let proxy_config = effective_proxy_config(&self.mesh, annotation(pod, PROXY_CONFIG_ANNOTATION))
-            .map_err(|e| PrepareError::ProxyConfig(e.to_string()))?;
+        // Most pods have no ProxyConfig of their own: they share the mesh's.
+        let proxy_config = match annotation(pod, PROXY_CONFIG_ANNOTATION) {
+            None => self.mesh_proxy_config.clone(),
+            Some(text) => Arc::new(
+                effective_proxy_config(&self.mesh, Some(text))
+                    .map_err(|e| PrepareError::ProxyConfig(e.to_string()))?,
+            ),
+        };
         let owner = owner.unwrap_or_else(|| owner_of(pod));
         // Most pods were never injected: the templates then see the pod itself (shared).
         let stripped = if needs_strip(pod) {
@@ -69,7 +75,7 @@ impl Injector {
         Ok(Prepared {
             proxy_image: proxy_image(&self.values, proxy_config_image_type, image_type),
             proxy_init_image: proxy_init_image(&self.values, image_type),
-            proxy_config: Arc::new(proxy_config),
+            proxy_config,
             owner,
             stripped,
         })
