@@ -192,8 +192,7 @@ impl Kept {
         template_pod: &Arc<Value>,
         make: impl FnOnce(&Value) -> String,
     ) -> Option<String> {
-        let names = self.names_if(template_pod)?;
-        Some(self.status.get_or_init(|| make(names)).clone())
+        self.of_names(&self.status, template_pod, make).cloned()
     }
 
     /// Whether `template_pod`, when it is this render's [`Self::names`] (the same `Arc`), holds the
@@ -204,17 +203,24 @@ impl Kept {
         template_pod: &Arc<Value>,
         holds: impl FnOnce(&Value) -> bool,
     ) -> Option<bool> {
-        let names = self.names_if(template_pod)?;
-        Some(*self.names_hold_stand_in.get_or_init(|| holds(names)))
+        self.of_names(&self.names_hold_stand_in, template_pod, holds)
+            .copied()
     }
 
-    /// This render's [`Self::names`], when `template_pod` is them (the same `Arc`).
-    fn names_if(&self, template_pod: &Arc<Value>) -> Option<&Value> {
-        self.names
+    /// What `make` tells of this render's [`Self::names`], kept in `cell` from the first time,
+    /// when `template_pod` is them (the same `Arc`); `None` for any other template pod.
+    fn of_names<'a, T>(
+        &'a self,
+        cell: &'a OnceLock<T>,
+        template_pod: &Arc<Value>,
+        make: impl FnOnce(&Value) -> T,
+    ) -> Option<&'a T> {
+        let names = self
+            .names
             .get()?
             .as_ref()
-            .filter(|names| Arc::ptr_eq(names, template_pod))
-            .map(|names| names.as_ref())
+            .filter(|names| Arc::ptr_eq(names, template_pod))?;
+        Some(cell.get_or_init(|| make(names)))
     }
 
     /// The items of the template pod's lists (containers, volumes, ...) with their compact JSON,
