@@ -12,7 +12,9 @@
 //! `bench/reviews.py`'s `distinct.jsonl`) in turn, five rounds over the file, with Istio's
 //! settings, and prints the CPU per injection and how many renders the render cache holds.
 //! With `ANSWER=1`, both modes take the webhook's path instead ([`Injector::answer`]: the patch
-//! only, and the kept renders take back the sidecar's items for the next pod).
+//! only, and the kept renders take back the sidecar's items for the next pod); pods alike but for
+//! their own values are then answered from their shape's skeleton, unless `SKELETONS=0`
+//! ([`Injector::without_skeletons`]).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -124,6 +126,11 @@ fn distinct(path: &str) {
     let Some(injector) = pods::injector() else {
         eprintln!("Istio's derived settings not found (set SIDECAR_INJECTOR_SHARED)");
         std::process::exit(1);
+    };
+    let injector = if std::env::var("SKELETONS").is_ok_and(|value| value == "0") {
+        injector.without_skeletons()
+    } else {
+        injector
     };
     let requests: Vec<_> = reviews
         .iter()

@@ -55,6 +55,7 @@ mod prepare;
 mod preview;
 pub mod render_cache;
 pub mod render_counts;
+pub mod skeleton;
 pub mod spares;
 mod template_pod;
 
@@ -81,6 +82,12 @@ pub struct Injector {
     /// What stands for the name of a pod that is its own owner in the renders such pods share
     /// ([`own_name`]); `None` (nothing shared) when the system gives no randomness.
     stand_in: Option<own_name::StandIn>,
+    /// Patches kept with holes for the values a controller gives each pod ([`skeleton`]); one
+    /// per configuration, like the render cache, and on only when it is.
+    skeletons: skeleton::Skeletons,
+    /// What stands for those values in the pod a skeleton is made from; `None` (no skeletons)
+    /// when the system gives no randomness.
+    markers: Option<skeleton::Markers>,
 }
 
 /// Settings that do not come from the configuration files.
@@ -215,6 +222,46 @@ struct InjectedPod {
     reused: Option<render_cache::Overlays>,
     /// See [`Outcome::Injected::blind_to_token_volume`].
     blind_to_token_volume: bool,
+    /// Whether its patch makes a skeleton ([`skeleton`]), when it was injected for one.
+    skeleton: SkeletonFit,
+}
+
+/// What an injection is run for.
+#[derive(Debug, Clone, Copy)]
+enum Run<'a> {
+    /// An admission (or an offline injection).
+    Admission,
+    /// A shape's marked pod ([`skeleton`]): its injection says whether it makes a skeleton.
+    Marked(&'a skeleton::Markers),
+    /// The marked pod again, after its first injection rendered its templates: counted once.
+    MarkedAgain(&'a skeleton::Markers),
+    /// Debug builds' check of an answer made from a skeleton: not counted.
+    #[cfg(debug_assertions)]
+    Check,
+}
+
+impl Run<'_> {
+    /// Whether the injection counts where its renders came from (once per admission).
+    fn counted(self) -> bool {
+        match self {
+            Run::Admission | Run::Marked(_) => true,
+            Run::MarkedAgain(_) => false,
+            #[cfg(debug_assertions)]
+            Run::Check => false,
+        }
+    }
+}
+
+/// Whether the injection of a marked pod makes a skeleton ([`skeleton`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SkeletonFit {
+    /// Its render was kept (or shared under the stand-in for its name: the source is the
+    /// render's), merged in place, and read no marker.
+    Fits(render_counts::RenderSource),
+    /// Its templates were rendered for it: the next pod of the shape may take the kept render.
+    Later,
+    /// Not for any pod of the shape.
+    Never,
 }
 
 /// One admission: the pod and what the request says about it.
@@ -266,6 +313,8 @@ impl Injector {
             deterministic,
             render_cache: render_cache::RenderCache::new(render_cache::DEFAULT_CAPACITY),
             stand_in: own_name::StandIn::new(),
+            skeletons: skeleton::Skeletons::default(),
+            markers: skeleton::Markers::new(),
         })
     }
 
@@ -283,6 +332,13 @@ impl Injector {
     pub fn counting_renders_in(mut self, counts: std::sync::Arc<render_counts::RenderCounts>) -> Self {
         let capacity = self.render_cache.capacity();
         self.render_cache = render_cache::RenderCache::new(capacity).counting_in(counts);
+        self
+    }
+
+    /// The same injector without skeletons ([`skeleton`]): every admission is merged,
+    /// post-processed and diffed (for tests and measurements of those stages).
+    pub fn without_skeletons(mut self) -> Self {
+        self.markers = None;
         self
     }
 
@@ -309,7 +365,7 @@ impl Injector {
     /// Decides, and injects when the decision says so.
     pub fn inject(&self, request: &Request<'_>) -> Result<Outcome, InjectError> {
         let injection = self
-            .decide_and_inject(request, Rendering::Allowed)?
+            .decide_and_inject(request, Rendering::Allowed, Run::Admission)?
             .ok_or_else(would_render)?;
         Ok(match injection {
             Injection::Skipped(decision) => Outcome::Skipped { decision },
@@ -351,10 +407,174 @@ impl Injector {
         request: &Request<'_>,
         rendering: Rendering,
     ) -> Result<Option<Answer>, InjectError> {
-        let Some(injection) = self.decide_and_inject(request, rendering)? else {
+        if let Some(answer) = self.answer_from_skeleton(request, rendering)? {
+            return Ok(Some(answer));
+        }
+        let Some(injection) = self.decide_and_inject(request, rendering, Run::Admission)? else {
             return Ok(None);
         };
-        Ok(Some(match injection {
+        Ok(Some(Self::answer_of(injection)))
+    }
+
+    /// The answer to a pod of a shape with a skeleton ([`skeleton`]), made now when this is the
+    /// shape's second pod; `None` when the pod is to be injected on its own.
+    fn answer_from_skeleton(
+        &self,
+        request: &Request<'_>,
+        rendering: Rendering,
+    ) -> Result<Option<Answer>, InjectError> {
+        let Some(received) = request.pod.filter(|pod| pod.is_object()) else {
+            return Ok(None);
+        };
+        // A caller that names the owner (kube-inject) is not a webhook's: its owner is no part of
+        // a shape.
+        if !self.render_cache.enabled() || self.markers.is_none() || request.owner.is_some() {
+            return Ok(None);
+        }
+        let decision = decide_in(received, request.namespace, self.decision_config());
+        if !decision.inject {
+            return Ok(Some(Answer::Skipped { decision }));
+        }
+        let Some(shape) = skeleton::shape_of(received, request.namespace, &request.path_env)
+            .filter(skeleton::Shape::has_holes)
+        else {
+            return Ok(None);
+        };
+        // An answer without rendering is asked first, and the same pod again with rendering when
+        // it gives none: only the second notes the pod's shape as seen. The injection of the
+        // marked pod counts where its render came from for this admission.
+        let (known, made_now) = match self.skeletons.get(&shape, rendering == Rendering::Allowed) {
+            skeleton::Found::Known(known) => (known, false),
+            skeleton::Found::New => return Ok(None),
+            skeleton::Found::SeenOnce => match self.make_skeleton(&shape, request, rendering, false) {
+                Some(known) => (known, true),
+                None => return Ok(None),
+            },
+        };
+        let skeleton::Known::Skeleton(skeleton, source) = known else {
+            return Ok(None);
+        };
+        let Some(patch) = skeleton.fill(&shape, self.stand_in.as_ref()) else {
+            return Ok(None);
+        };
+        if !made_now {
+            self.render_cache.counts().note(source);
+        }
+        #[cfg(debug_assertions)]
+        self.check_skeleton_answer(request, &patch);
+        // A skeleton is only made of an injection blind to the token volume's name.
+        Ok(Some(Answer::Injected {
+            patch,
+            decision,
+            blind_to_token_volume: true,
+        }))
+    }
+
+    /// The skeleton of `shape` from the injection of its marked pod, kept (or kept as unusable);
+    /// `None` when it is not known yet: a template would have to be rendered and `rendering` is
+    /// refused. `again`: the marked pod's first injection rendered its templates (kept now, its
+    /// second takes them).
+    fn make_skeleton(
+        &self,
+        shape: &skeleton::Shape<'_>,
+        request: &Request<'_>,
+        rendering: Rendering,
+        again: bool,
+    ) -> Option<skeleton::Known> {
+        let markers = self.markers.as_ref()?;
+        let known = match markers.marked_pod(shape) {
+            None => skeleton::Known::Unusable,
+            Some(marked) => {
+                let marked_request = Request {
+                    pod: Some(&marked),
+                    namespace: request.namespace,
+                    path_env: request.path_env.clone(),
+                    owner: request.owner.clone(),
+                };
+                let run = if again {
+                    Run::MarkedAgain(markers)
+                } else {
+                    Run::Marked(markers)
+                };
+                let injection = match self.decide_and_inject(&marked_request, rendering, run) {
+                    Ok(None) => return None,
+                    Ok(Some(injection)) => injection,
+                    Err(_) => return Some(self.remember(shape, skeleton::Known::Unusable)),
+                };
+                let fit = match &injection {
+                    Injection::Injected { injected, .. } if injected.blind_to_token_volume => {
+                        injected.skeleton
+                    }
+                    Injection::Injected { .. } | Injection::Skipped(_) => SkeletonFit::Never,
+                };
+                // The marked pod's copies of its render's items go back to the render, as an
+                // answer's do.
+                let patch = match Self::answer_of(injection) {
+                    Answer::Injected { patch, .. } => patch,
+                    Answer::Skipped { .. } => Vec::new(),
+                };
+                match fit {
+                    SkeletonFit::Later if !again => {
+                        return self.make_skeleton(shape, request, rendering, true);
+                    }
+                    SkeletonFit::Fits(source) => markers
+                        .skeleton(&patch, shape)
+                        .map_or(skeleton::Known::Unusable, |skeleton| {
+                            skeleton::Known::Skeleton(std::sync::Arc::new(skeleton), source)
+                        }),
+                    SkeletonFit::Later | SkeletonFit::Never => skeleton::Known::Unusable,
+                }
+            }
+        };
+        Some(self.remember(shape, known))
+    }
+
+    /// Keeps what was learned of `shape`.
+    fn remember(&self, shape: &skeleton::Shape<'_>, known: skeleton::Known) -> skeleton::Known {
+        self.skeletons.insert(shape, known.clone());
+        known
+    }
+
+    /// Whether nothing of a render shared by pods that are their own owner holds `needle`: its
+    /// family ([`render_cache::Fixed`] with the stand-in for the owner's name, which is the pod's)
+    /// and what it read of `pod`; `None` when the cache keeps no such render.
+    fn shared_render_blind_to(&self, fixed: &render_cache::Fixed, pod: &Value, needle: &str) -> Option<bool> {
+        let stand_in = self.stand_in.as_ref()?;
+        let mut shared = fixed.clone();
+        shared.owner[2] = stand_in.as_str().to_owned();
+        let reads_hold = self.render_cache.reads_hold(&shared, pod, needle)?;
+        Some(!shared.holds(needle) && !reads_hold)
+    }
+
+    /// Debug builds: a patch made from a skeleton is the pod's own injection's.
+    #[cfg(debug_assertions)]
+    fn check_skeleton_answer(&self, request: &Request<'_>, patch: &[u8]) {
+        let own = match self.decide_and_inject(request, Rendering::Allowed, Run::Check) {
+            Ok(Some(Injection::Injected { patch, .. })) => String::from_utf8_lossy(&patch).into_owned(),
+            Ok(Some(Injection::Skipped(decision))) => format!("skipped: {:?}", decision.rule),
+            Ok(None) => "no answer".to_owned(),
+            Err(error) => format!("error: {error}"),
+        };
+        assert_eq!(
+            String::from_utf8_lossy(patch),
+            own,
+            "a patch from a skeleton differs from the pod's own"
+        );
+    }
+
+    /// The configuration the decision reads.
+    fn decision_config(&self) -> &InjectorConfig {
+        if self.options.kube_inject {
+            &KUBE_INJECT_CONFIG
+        } else {
+            &self.config
+        }
+    }
+
+    /// The answer of an injection: the patch without the pod, whose copies of kept items go back
+    /// to their renders.
+    fn answer_of(injection: Injection) -> Answer {
+        match injection {
             Injection::Skipped(decision) => Answer::Skipped { decision },
             Injection::Injected {
                 mut injected,
@@ -374,15 +594,17 @@ impl Injector {
                     blind_to_token_volume: injected.blind_to_token_volume,
                 }
             }
-        }))
+        }
     }
 
     /// The decision, and the injection when it says so; `None` when `rendering` is refused and a
     /// template would have to be rendered.
+    /// `run`: what the injection is for.
     fn decide_and_inject(
         &self,
         request: &Request<'_>,
         rendering: Rendering,
+        run: Run<'_>,
     ) -> Result<Option<Injection>, InjectError> {
         let Some(received) = request.pod else {
             return Err(InjectError("the admission request has no object".to_owned()));
@@ -392,12 +614,7 @@ impl Injector {
                 "the admission request's object is not a pod".to_owned(),
             ));
         }
-        let config = if self.options.kube_inject {
-            &KUBE_INJECT_CONFIG
-        } else {
-            &self.config
-        };
-        let decision = decide_in(received, request.namespace, config);
+        let decision = decide_in(received, request.namespace, self.decision_config());
         if !decision.inject {
             return Ok(Some(Injection::Skipped(decision)));
         }
@@ -405,7 +622,7 @@ impl Injector {
         // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
         let mut original = without_managed_fields(received);
         default_namespace(&mut original, request.namespace);
-        let Some(injected) = self.inject_owned_pod(original, request, rendering)? else {
+        let Some(injected) = self.inject_owned_pod(original, request, rendering, run)? else {
             return Ok(None);
         };
         // A reused render's containers and volumes have the same text in every pod they go to.
@@ -434,7 +651,7 @@ impl Injector {
 
     /// Istio's `injectPod`: the injected pod, without deciding.
     pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
-        self.inject_owned_pod(original.clone(), request, Rendering::Allowed)?
+        self.inject_owned_pod(original.clone(), request, Rendering::Allowed, Run::Admission)?
             .map(|injected| injected.pod)
             .ok_or_else(would_render)
     }
@@ -447,6 +664,7 @@ impl Injector {
         original: Value,
         request: &Request<'_>,
         rendering: Rendering,
+        run: Run<'_>,
     ) -> Result<Option<InjectedPod>, InjectError> {
         let mut pod = normalize_preserving_owned("v1/Pod", original)
             .map_err(|e| InjectError(format!("failed to decode pod: {e}")))?;
@@ -523,17 +741,23 @@ impl Injector {
         if matches!(found, Found::Nothing) && rendering == Rendering::Refused {
             return Ok(None);
         }
-        self.render_cache.counts().note(match &found {
-            Found::Named(_) => render_counts::RenderSource::Shared,
-            Found::Kept(_) => render_counts::RenderSource::Kept,
-            Found::Nothing => render_counts::RenderSource::Rendered,
-        });
+        if run.counted() {
+            self.render_cache.counts().note(match &found {
+                Found::Named(_) => render_counts::RenderSource::Shared,
+                Found::Kept(_) => render_counts::RenderSource::Kept,
+                Found::Nothing => render_counts::RenderSource::Rendered,
+            });
+        }
         // Whether the templates never saw the token volume's name: known only from the reads
         // the render cache records.
         let mut blind_to_token_volume = match &found {
             Found::Named(named) => named.blind_to_token_volume,
             Found::Kept(reuse) => reuse.blind_to_token_volume,
             Found::Nothing => false,
+        };
+        let mut skeleton = match &found {
+            Found::Nothing if cacheable => SkeletonFit::Later,
+            Found::Named(_) | Found::Kept(_) | Found::Nothing => SkeletonFit::Never,
         };
         let mut reused = match &found {
             Found::Kept(reuse) => Some(reuse.overlays.clone()),
@@ -546,6 +770,20 @@ impl Injector {
                     match self.merge_named_as_kept(&selected, &pod, &annotations, &named) {
                         Some((merged, template_pod, renders)) => {
                             reused = Some(renders);
+                            if let Run::Marked(markers) | Run::MarkedAgain(markers) = run
+                                && !overrides::may_write(&pod, &template_pod)
+                            {
+                                skeleton = match self.shared_render_blind_to(
+                                    &fixed,
+                                    &prepared.stripped,
+                                    markers.prefix(),
+                                ) {
+                                    Some(true) => SkeletonFit::Fits(render_counts::RenderSource::Shared),
+                                    // Rendered for this pod and not kept yet.
+                                    None => SkeletonFit::Later,
+                                    Some(false) => SkeletonFit::Never,
+                                };
+                            }
                             (merged, template_pod)
                         }
                         None => {
@@ -562,6 +800,16 @@ impl Injector {
                     && overlays[0]
                         .names(template_pod::names_only)
                         .is_some_and(|names| !overrides::may_write(&pod, &names));
+                if let Run::Marked(markers) | Run::MarkedAgain(markers) = run
+                    && in_place
+                    && !fixed.holds(markers.prefix())
+                    && self
+                        .render_cache
+                        .reads_hold(&fixed, &prepared.stripped, markers.prefix())
+                        == Some(false)
+                {
+                    skeleton = SkeletonFit::Fits(render_counts::RenderSource::Kept);
+                }
                 // The templates are not rendered: once the pod as the templates see it is let go,
                 // the pod has no other holder, and a merge in place needs no copy of it.
                 let Prepared {
@@ -661,6 +909,7 @@ impl Injector {
             pod: merged,
             reused,
             blind_to_token_volume,
+            skeleton,
         }))
     }
 

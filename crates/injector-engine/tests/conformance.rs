@@ -349,6 +349,7 @@ fn webhook_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(), S
                 return Err(format!("document {index}: {round}, the patch differs"));
             }
         }
+        check_siblings(&injector, &pod, namespace).map_err(|e| format!("document {index}: {e}"))?;
         let got = match first {
             Outcome::Injected { patch, .. } => apply_patch(&pod, &patch).map_err(|e| e.to_string())?,
             Outcome::Skipped { .. } => pod.clone(),
@@ -361,6 +362,136 @@ fn webhook_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(), S
         }
     }
     Ok(())
+}
+
+/// The pods a controller would make of `pod`, alike but for the values of each pod's own that
+/// the engine's skeletons take out (`pipeline::skeleton`): each answered as its own injection
+/// patches it. The second and third are answered from the skeleton the second makes (and debug
+/// builds check each such answer against the pod's own injection too).
+fn check_siblings(injector: &Injector, pod: &Value, namespace: Option<&str>) -> Result<(), String> {
+    for (index, named) in [
+        (0, false),
+        (1, false),
+        (2, false),
+        (0, true),
+        (1, true),
+        (2, true),
+    ] {
+        let sibling = sibling(pod, index, named);
+        let request = Request {
+            pod: Some(&sibling),
+            namespace,
+            ..Request::default()
+        };
+        let own = injector.inject(&request).map(|outcome| match outcome {
+            Outcome::Injected { patch, .. } => Some(patch),
+            Outcome::Skipped { .. } => None,
+        });
+        let answered = injector.answer(&request).map(|answer| match answer {
+            Answer::Injected { patch, .. } => Some(patch),
+            Answer::Skipped { .. } => None,
+        });
+        if own != answered {
+            return Err(format!(
+                "sibling {index} (named: {named}): answered {:?}, injected {:?}",
+                answered.map(|patch| patch.map(|p| String::from_utf8_lossy(&p).into_owned())),
+                own.map(|patch| patch.map(|p| String::from_utf8_lossy(&p).into_owned()))
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `pod` as its controller would make its pod number `index`: a Job's (a `generateName` and a
+/// controller owner reference when it has none, a completion index label and annotation) or,
+/// `named`, a StatefulSet's (a name of its own and its pod-name and pod-index labels, no
+/// `generateName`); either with a hostname, a token volume mounted in its first container, and
+/// its containers' env values (plus one more, with characters JSON escapes) made its own.
+fn sibling(pod: &Value, index: usize, named: bool) -> Value {
+    let mut pod = pod.clone();
+    let own = format!("{index}");
+    if let Some(metadata) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
+        let base = metadata
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("pod")
+            .to_owned();
+        let owners = metadata.entry("ownerReferences").or_insert_with(|| json!([]));
+        if let Some(owners) = owners.as_array_mut()
+            && !owners.iter().any(|owner| owner["controller"] == json!(true))
+        {
+            let (api_version, kind) = if named {
+                ("apps/v1", "StatefulSet")
+            } else {
+                ("batch/v1", "Job")
+            };
+            owners.push(
+                json!({"apiVersion": api_version, "kind": kind, "name": "siblings", "uid": "u-1",
+                "controller": true, "blockOwnerDeletion": true}),
+            );
+        }
+        if named {
+            let name = format!("{base}-{own}");
+            metadata.remove("generateName");
+            metadata.insert("name".into(), json!(name));
+            if let Some(labels) = metadata
+                .entry("labels")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+            {
+                labels.insert("statefulset.kubernetes.io/pod-name".into(), json!(name));
+                labels.insert("apps.kubernetes.io/pod-index".into(), json!(own));
+            }
+        } else {
+            if metadata
+                .get("generateName")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                metadata.remove("name");
+                metadata.insert("generateName".into(), json!(format!("{base}-{own}-")));
+            }
+            for field in ["labels", "annotations"] {
+                if let Some(map) = metadata.entry(field).or_insert_with(|| json!({})).as_object_mut() {
+                    map.insert("batch.kubernetes.io/job-completion-index".into(), json!(own));
+                }
+            }
+        }
+    }
+    if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("hostname".into(), json!(format!("host-{own}")));
+        let token = format!("kube-api-access-{index:05}");
+        if let Some(volumes) = spec.entry("volumes").or_insert_with(|| json!([])).as_array_mut() {
+            volumes.push(json!({"name": token, "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}));
+        }
+        if let Some(containers) = spec.get_mut("containers").and_then(Value::as_array_mut) {
+            for (position, container) in containers.iter_mut().enumerate() {
+                let Some(container) = container.as_object_mut() else {
+                    continue;
+                };
+                if position == 0
+                    && let Some(mounts) = container
+                        .entry("volumeMounts")
+                        .or_insert_with(|| json!([]))
+                        .as_array_mut()
+                {
+                    mounts.push(json!({"name": token, "readOnly": true,
+                        "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}));
+                }
+                if let Some(env) = container.entry("env").or_insert_with(|| json!([])).as_array_mut() {
+                    for item in env.iter_mut() {
+                        if let Some(value) = item.get_mut("value")
+                            && let Some(text) = value.as_str().filter(|text| !text.is_empty())
+                        {
+                            *value = json!(format!("{text}-{own}"));
+                        }
+                    }
+                    env.push(json!({"name": "SIBLING", "value": format!("\"{own}\"\\é\u{1}")}));
+                }
+            }
+        }
+    }
+    pod
 }
 
 #[test]

@@ -559,6 +559,18 @@ fn is_scalar(value: &Value) -> bool {
     matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_))
 }
 
+/// Appends `text` as a JSON string, exactly as the patch writes strings.
+pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
+    // Into memory, a string cannot fail to be written.
+    let _ = json_text::write_str(out, text);
+}
+
+/// Appends `value` as compact JSON, exactly as the patch writes values.
+pub(crate) fn write_json_value(out: &mut Vec<u8>, value: &Value) {
+    // Into memory, strings and numbers cannot fail to be written.
+    let _ = json_text::write_value(out, value);
+}
+
 /// Equality that also requires the same key order: cheap (no hashing) and never wrong when it
 /// says equal; when it says different the caller just diffs deeper.
 pub(crate) fn same(a: &Value, b: &Value) -> bool {

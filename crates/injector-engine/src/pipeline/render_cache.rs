@@ -69,6 +69,18 @@ pub struct Fixed {
     pub proxy_init_image: String,
 }
 
+impl Fixed {
+    /// Whether any of it holds `needle`.
+    pub fn holds(&self, needle: &str) -> bool {
+        self.templates
+            .iter()
+            .chain(&self.owner)
+            .chain(&self.proxy_config_annotation)
+            .chain([&self.proxy_image, &self.proxy_init_image])
+            .any(|text| text.contains(needle))
+    }
+}
+
 /// The renders of one injection, as parsed overlays (one per selected template, in order).
 pub type Overlays = Arc<[Kept]>;
 
@@ -461,6 +473,17 @@ impl RenderCache {
             families.refused.remove(&hash);
         }
         Some(reuse)
+    }
+
+    /// Whether what the kept render [`Self::get`] serves `pod` read of it holds `needle` (in a
+    /// string or a key); `None` when there is no such render.
+    pub fn reads_hold(&self, fixed: &Fixed, pod: &Value, needle: &str) -> Option<bool> {
+        let families = self.lock();
+        let entry = families
+            .by_key
+            .get(fixed)
+            .and_then(|entries| entries.iter().rev().find(|entry| entry.matches(pod)))?;
+        Some(entry.reads.iter().any(|(read, _)| read_holds(read, pod, needle)))
     }
 
     /// Whether this family lost its last [`PER_FAMILY`] entries, or more, without a pod taking

@@ -12,6 +12,8 @@ pub enum RenderSource {
     /// The templates were rendered for this pod.
     Rendered,
     /// A kept render of an earlier pod that showed the templates exactly what this one does.
+    /// An answer made from the skeleton of the pod's shape ([`super::skeleton`]) counts its
+    /// render's source, this or [`Self::Shared`].
     Kept,
     /// A render shared by pods that are their own owner, with this pod's name put in
     /// ([`super::own_name`]).
