@@ -91,6 +91,12 @@ pub struct ServeArgs {
     /// 0 turns the cache off.
     #[arg(long, default_value_t = 8)]
     pub outcome_cache_mib: usize,
+    /// Answer the pods a controller makes alike but for values of each pod's own (a Job's
+    /// index, a StatefulSet pod's name, the token volume's name, env values) from one patch per
+    /// shape with those values written in, when the templates never read them; `false` injects
+    /// every such pod on its own.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub skeletons: bool,
     /// Serve the read-only web console (state, recent admissions and their explanations,
     /// live figures, configuration and its reloads, paste a pod) on this plain-HTTP address,
     /// e.g. 127.0.0.1:15080, then `kubectl port-forward`. Off by default; a non-loopback
@@ -283,7 +289,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     let native = Arc::new(AtomicBool::new(native_flag.unwrap_or(true)));
     let renders = Arc::new(RenderCounts::default());
-    let loader = config_loader(&args.revision, native.clone(), renders.clone());
+    let loader = config_loader(&args.revision, native.clone(), renders.clone(), args.skeletons);
     // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
     // context switches and per-thread allocator heaps. Admissions beyond them queue (their
     // deadline still runs).
@@ -393,6 +399,7 @@ fn config_loader(
     revision: &str,
     native: Arc<AtomicBool>,
     renders: Arc<RenderCounts>,
+    skeletons: bool,
 ) -> impl Fn(&ConfigFiles) -> Result<Injector, String> + Send + Sync + 'static {
     let revision = revision.to_owned();
     move |files: &ConfigFiles| {
@@ -425,6 +432,13 @@ fn config_loader(
         };
         Injector::new(loaded.config, loaded.values, loaded.mesh, options)
             .map(|injector| injector.counting_renders_in(renders.clone()))
+            .map(|injector| {
+                if skeletons {
+                    injector
+                } else {
+                    injector.without_skeletons()
+                }
+            })
             .map_err(|e| e.to_string())
     }
 }

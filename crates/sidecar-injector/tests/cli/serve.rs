@@ -182,6 +182,62 @@ fn the_replicas_of_a_deployment_are_answered_from_the_outcome_cache_with_their_o
     assert_eq!(cache_hits(&cached), "sidecar_injection_cache_hits_total 3");
 }
 
+/// Tried as a new user would run an Indexed Job with the outcome cache off: its pods differ in
+/// their completion index (label, annotation, `generateName`, hostname, an env value) and token
+/// volume, so from the third on they are answered from their shape's skeleton, each with its own
+/// values; `--skeletons false` injects each on its own and answers the same bytes.
+#[test]
+fn a_jobs_pods_are_answered_from_their_skeleton_and_skeletons_can_be_turned_off() {
+    if !have_curl() {
+        return;
+    }
+    let (files, reference_files) = (Files::new(), Files::new());
+    let served = Served::start(&files, &["--outcome-cache-mib", "0"]);
+    let reference = Served::start(
+        &reference_files,
+        &["--outcome-cache-mib", "0", "--skeletons", "false"],
+    );
+    for index in 0..5 {
+        let mut review = replica_review(
+            &format!("job-{index}"),
+            &format!("kube-api-access-j{index:04}"),
+            "2026-12-04T10:00:00Z",
+        );
+        let pod = &mut review["request"]["object"];
+        pod["metadata"]["generateName"] = json!(format!("batch-{index}-"));
+        pod["metadata"]["ownerReferences"][0] = json!({"apiVersion": "batch/v1", "kind": "Job", "name": "batch", "uid": "7a1c", "controller": true});
+        pod["metadata"]["labels"] =
+            json!({"job-name": "batch", "batch.kubernetes.io/job-completion-index": index.to_string()});
+        pod["metadata"]["annotations"] =
+            json!({"batch.kubernetes.io/job-completion-index": index.to_string()});
+        pod["spec"]["hostname"] = json!(format!("batch-{index}"));
+        pod["spec"]["containers"][0]["env"] =
+            json!([{"name": "SHARD", "value": format!("shard \"{index}\"")}]);
+        let file = files.write(&format!("job-{index}.json"), &review.to_string());
+        let (ours, own) = (served.admit(&file), reference.admit(&file));
+        assert_eq!(ours["response"]["allowed"], true, "job-{index}");
+        assert_eq!(ours["response"]["patch"], own["response"]["patch"], "job-{index}");
+        let patch = base64::engine::general_purpose::STANDARD
+            .decode(ours["response"]["patch"].as_str().expect("a patch"))
+            .expect("base64");
+        assert!(
+            String::from_utf8_lossy(&patch).contains(&format!("kube-api-access-j{index:04}")),
+            "job-{index}: its own token volume in its patch"
+        );
+    }
+    // Every admission counted once: the first rendered, the others from the kept render (three
+    // of them through the skeleton), on both servers.
+    for server in [&served, &reference] {
+        let metrics = server.metrics();
+        for line in [
+            "sidecar_injector_renders_total{source=\"rendered\"} 1",
+            "sidecar_injector_renders_total{source=\"kept\"} 4",
+        ] {
+            assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
+        }
+    }
+}
+
 /// Tried as a new user would look at the render cache: with the outcome cache off, a
 /// Deployment's second replica takes its first one's render, and a StatefulSet's pods share
 /// one; `/metrics` says where each injection's renders came from.
