@@ -598,8 +598,7 @@ impl Injector {
     }
 
     /// The decision, and the injection when it says so; `None` when `rendering` is refused and a
-    /// template would have to be rendered.
-    /// `run`: what the injection is for.
+    /// template would have to be rendered. `run` says what the injection is for.
     fn decide_and_inject(
         &self,
         request: &Request<'_>,
