@@ -233,8 +233,6 @@ enum Run<'a> {
     Admission,
     /// A shape's marked pod ([`skeleton`]): its injection says whether it makes a skeleton.
     Marked(&'a skeleton::Markers),
-    /// The marked pod again, after its first injection rendered its templates: counted once.
-    MarkedAgain(&'a skeleton::Markers),
     /// Debug builds' check of an answer made from a skeleton: not counted.
     #[cfg(debug_assertions)]
     Check,
@@ -245,7 +243,6 @@ impl Run<'_> {
     fn counted(self) -> bool {
         match self {
             Run::Admission | Run::Marked(_) => true,
-            Run::MarkedAgain(_) => false,
             #[cfg(debug_assertions)]
             Run::Check => false,
         }
@@ -258,8 +255,6 @@ enum SkeletonFit {
     /// Its render was kept (or shared under the stand-in for its name: the source is the
     /// render's), merged in place, and read no marker.
     Fits(render_counts::RenderSource),
-    /// Its templates were rendered for it: the next pod of the shape may take the kept render.
-    Later,
     /// Not for any pod of the shape.
     Never,
 }
@@ -446,7 +441,7 @@ impl Injector {
         let (known, made_now) = match self.skeletons.get(&shape, rendering == Rendering::Allowed) {
             skeleton::Found::Known(known) => (known, false),
             skeleton::Found::New => return Ok(None),
-            skeleton::Found::SeenOnce => match self.make_skeleton(&shape, request, rendering, false) {
+            skeleton::Found::SeenOnce => match self.make_skeleton(&shape, request) {
                 Some(known) => (known, true),
                 None => return Ok(None),
             },
@@ -471,60 +466,47 @@ impl Injector {
     }
 
     /// The skeleton of `shape` from the injection of its marked pod, kept (or kept as unusable);
-    /// `None` when it is not known yet: a template would have to be rendered and `rendering` is
-    /// refused. `again`: the marked pod's first injection rendered its templates (kept now, its
-    /// second takes them).
-    fn make_skeleton(
-        &self,
-        shape: &skeleton::Shape<'_>,
-        request: &Request<'_>,
-        rendering: Rendering,
-        again: bool,
-    ) -> Option<skeleton::Known> {
+    /// `None` when it is not known yet. The marked pod is never rendered for: its render is the
+    /// one kept for the shape's earlier pods, found by what the templates read, which is the same
+    /// when they read none of the values taken out; when there is none yet (a StatefulSet's
+    /// first render is kept only for its second pod) the next pod tries again, and after
+    /// [`skeleton::MAX_WAITS`] tries the shape is unusable.
+    fn make_skeleton(&self, shape: &skeleton::Shape<'_>, request: &Request<'_>) -> Option<skeleton::Known> {
         let markers = self.markers.as_ref()?;
-        let known = match markers.marked_pod(shape) {
-            None => skeleton::Known::Unusable,
-            Some(marked) => {
-                let marked_request = Request {
-                    pod: Some(&marked),
-                    namespace: request.namespace,
-                    path_env: request.path_env.clone(),
-                    owner: request.owner.clone(),
-                };
-                let run = if again {
-                    Run::MarkedAgain(markers)
-                } else {
-                    Run::Marked(markers)
-                };
-                let injection = match self.decide_and_inject(&marked_request, rendering, run) {
-                    Ok(None) => return None,
-                    Ok(Some(injection)) => injection,
-                    Err(_) => return Some(self.remember(shape, skeleton::Known::Unusable)),
-                };
-                let fit = match &injection {
-                    Injection::Injected { injected, .. } if injected.blind_to_token_volume => {
-                        injected.skeleton
-                    }
-                    Injection::Injected { .. } | Injection::Skipped(_) => SkeletonFit::Never,
-                };
-                // The marked pod's copies of its render's items go back to the render, as an
-                // answer's do.
-                let patch = match Self::answer_of(injection) {
-                    Answer::Injected { patch, .. } => patch,
-                    Answer::Skipped { .. } => Vec::new(),
-                };
-                match fit {
-                    SkeletonFit::Later if !again => {
-                        return self.make_skeleton(shape, request, rendering, true);
-                    }
-                    SkeletonFit::Fits(source) => markers
-                        .skeleton(&patch, shape)
-                        .map_or(skeleton::Known::Unusable, |skeleton| {
-                            skeleton::Known::Skeleton(std::sync::Arc::new(skeleton), source)
-                        }),
-                    SkeletonFit::Later | SkeletonFit::Never => skeleton::Known::Unusable,
+        let Some(marked) = markers.marked_pod(shape) else {
+            return Some(self.remember(shape, skeleton::Known::Unusable));
+        };
+        let marked_request = Request {
+            pod: Some(&marked),
+            namespace: request.namespace,
+            path_env: request.path_env.clone(),
+            owner: request.owner.clone(),
+        };
+        let injection =
+            match self.decide_and_inject(&marked_request, Rendering::Refused, Run::Marked(markers)) {
+                Ok(Some(injection)) => injection,
+                Ok(None) => {
+                    self.skeletons.waited(shape);
+                    return None;
                 }
-            }
+                Err(_) => return Some(self.remember(shape, skeleton::Known::Unusable)),
+            };
+        let fit = match &injection {
+            Injection::Injected { injected, .. } if injected.blind_to_token_volume => injected.skeleton,
+            Injection::Injected { .. } | Injection::Skipped(_) => SkeletonFit::Never,
+        };
+        // The marked pod's copies of its render's items go back to the render, as an answer's do.
+        let patch = match Self::answer_of(injection) {
+            Answer::Injected { patch, .. } => patch,
+            Answer::Skipped { .. } => Vec::new(),
+        };
+        let known = match fit {
+            SkeletonFit::Fits(source) => markers
+                .skeleton(&patch, shape)
+                .map_or(skeleton::Known::Unusable, |skeleton| {
+                    skeleton::Known::Skeleton(std::sync::Arc::new(skeleton), source)
+                }),
+            SkeletonFit::Never => skeleton::Known::Unusable,
         };
         Some(self.remember(shape, known))
     }
@@ -535,15 +517,16 @@ impl Injector {
         known
     }
 
-    /// Whether nothing of a render shared by pods that are their own owner holds `needle`: its
-    /// family ([`render_cache::Fixed`] with the stand-in for the owner's name, which is the pod's)
-    /// and what it read of `pod`; `None` when the cache keeps no such render.
-    fn shared_render_blind_to(&self, fixed: &render_cache::Fixed, pod: &Value, needle: &str) -> Option<bool> {
-        let stand_in = self.stand_in.as_ref()?;
+    /// Whether nothing of the kept render shared by pods that are their own owner holds
+    /// `needle`: its family ([`render_cache::Fixed`] with the stand-in for the owner's name,
+    /// which is the pod's) and what it read of `pod`.
+    fn shared_render_blind_to(&self, fixed: &render_cache::Fixed, pod: &Value, needle: &str) -> bool {
+        let Some(stand_in) = self.stand_in.as_ref() else {
+            return false;
+        };
         let mut shared = fixed.clone();
         shared.owner[2] = stand_in.as_str().to_owned();
-        let reads_hold = self.render_cache.reads_hold(&shared, pod, needle)?;
-        Some(!shared.holds(needle) && !reads_hold)
+        !shared.holds(needle) && self.render_cache.reads_hold(&shared, pod, needle) == Some(false)
     }
 
     /// Debug builds: a patch made from a skeleton is the pod's own injection's.
@@ -754,10 +737,7 @@ impl Injector {
             Found::Kept(reuse) => reuse.blind_to_token_volume,
             Found::Nothing => false,
         };
-        let mut skeleton = match &found {
-            Found::Nothing if cacheable => SkeletonFit::Later,
-            Found::Named(_) | Found::Kept(_) | Found::Nothing => SkeletonFit::Never,
-        };
+        let mut skeleton = SkeletonFit::Never;
         let mut reused = match &found {
             Found::Kept(reuse) => Some(reuse.overlays.clone()),
             Found::Named(_) | Found::Nothing => None,
@@ -769,19 +749,11 @@ impl Injector {
                     match self.merge_named_as_kept(&selected, &pod, &annotations, &named) {
                         Some((merged, template_pod, renders)) => {
                             reused = Some(renders);
-                            if let Run::Marked(markers) | Run::MarkedAgain(markers) = run
+                            if let Run::Marked(markers) = run
                                 && !overrides::may_write(&pod, &template_pod)
+                                && self.shared_render_blind_to(&fixed, &prepared.stripped, markers.prefix())
                             {
-                                skeleton = match self.shared_render_blind_to(
-                                    &fixed,
-                                    &prepared.stripped,
-                                    markers.prefix(),
-                                ) {
-                                    Some(true) => SkeletonFit::Fits(render_counts::RenderSource::Shared),
-                                    // Rendered for this pod and not kept yet.
-                                    None => SkeletonFit::Later,
-                                    Some(false) => SkeletonFit::Never,
-                                };
+                                skeleton = SkeletonFit::Fits(render_counts::RenderSource::Shared);
                             }
                             (merged, template_pod)
                         }
@@ -799,7 +771,7 @@ impl Injector {
                     && overlays[0]
                         .names(template_pod::names_only)
                         .is_some_and(|names| !overrides::may_write(&pod, &names));
-                if let Run::Marked(markers) | Run::MarkedAgain(markers) = run
+                if let Run::Marked(markers) = run
                     && in_place
                     && !fixed.holds(markers.prefix())
                     && self

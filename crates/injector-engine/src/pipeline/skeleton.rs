@@ -17,8 +17,10 @@
 //!
 //! **Why a patch holds for every value in those holes.** A shape's first pod is injected as
 //! usual and only noted; its second is injected with each of its values replaced by a marker
-//! made for that hole ([`Markers`]: a DNS name with a nonce of the injector's), and that patch
-//! is kept, with holes where the markers are, only when:
+//! made for that hole ([`Markers`]: a DNS name with a nonce of the injector's), never rendering
+//! (the marked pod takes the render kept for the shape's earlier pods, or the next pod tries
+//! again, [`MAX_WAITS`] times at most), and that patch is kept, with holes where the markers
+//! are, only when:
 //!
 //! - the renders came from the render cache, merged in place (one template, no container of the
 //!   pod that the template's could override), and nothing they read of the pod holds a marker
@@ -570,11 +572,15 @@ pub enum Known {
 pub enum Found {
     /// The shape is known.
     Known(Known),
-    /// A pod of this shape came once before: the next one makes its skeleton.
+    /// A pod of this shape came before: this one is to make its skeleton.
     SeenOnce,
     /// The shape is new (and is now seen once).
     New,
 }
+
+/// How many pods of a shape may find no kept render for its marked pod
+/// ([`Skeletons::waited`]) before the shape is taken as unusable.
+pub const MAX_WAITS: u8 = 4;
 
 /// The shapes seen, oldest first out. A shape's skeleton is made by its second pod: a pod
 /// unlike any other costs only its key.
@@ -589,8 +595,29 @@ struct State {
     /// The bytes of the kept keys and skeletons.
     bytes: usize,
     order: VecDeque<Box<[u8]>>,
-    /// The hashes of the keys of shapes seen once, emptied when it reaches [`CAPACITY`] × 16.
-    seen_once: std::collections::HashSet<u64, foldhash::fast::RandomState>,
+    /// The hashes of the keys of shapes seen and not known yet, with how many of their pods
+    /// waited ([`Skeletons::waited`]); emptied when it reaches [`CAPACITY`] × 16.
+    seen: HashMap<u64, u8, foldhash::fast::RandomState>,
+}
+
+impl State {
+    fn insert(&mut self, key: &[u8], known: Known) {
+        if self.by_key.contains_key(key) {
+            return;
+        }
+        let key: Box<[u8]> = key.into();
+        self.bytes += size(&key, &known);
+        self.by_key.insert(key.clone(), known);
+        self.order.push_back(key);
+        while self.order.len() > CAPACITY || self.bytes > BUDGET {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(known) = self.by_key.remove(&oldest) {
+                self.bytes -= size(&oldest, &known);
+            }
+        }
+    }
 }
 
 impl Skeletons {
@@ -602,39 +629,43 @@ impl Skeletons {
         if let Some(known) = state.by_key.get(shape.key.as_slice()) {
             return Found::Known(known.clone());
         }
-        let hash = state.seen_once.hasher().hash_one(shape.key.as_slice());
-        if state.seen_once.contains(&hash) {
+        let hash = state.seen.hasher().hash_one(shape.key.as_slice());
+        if state.seen.contains_key(&hash) {
             return Found::SeenOnce;
         }
         if !note {
             return Found::New;
         }
-        if state.seen_once.len() >= CAPACITY * 16 {
-            state.seen_once.clear();
+        if state.seen.len() >= CAPACITY * 16 {
+            state.seen.clear();
         }
-        state.seen_once.insert(hash);
+        state.seen.insert(hash, 0);
         Found::New
     }
 
-    /// Keeps what was learned of `shape`, the oldest shape going when there are [`CAPACITY`].
-    pub fn insert(&self, shape: &Shape<'_>, known: Known) {
+    /// A pod of `shape` found no kept render for its marked pod (its first pods' render is not
+    /// kept yet, or the templates read a value taken out, so the marked pod's is another): the
+    /// [`MAX_WAITS`]th such pod makes the shape unusable.
+    pub fn waited(&self, shape: &Shape<'_>) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        let key: Box<[u8]> = shape.key.as_slice().into();
-        if state.by_key.contains_key(&key) {
-            return;
+        let hash = state.seen.hasher().hash_one(shape.key.as_slice());
+        let waits = state.seen.entry(hash).or_insert(0);
+        *waits = waits.saturating_add(1);
+        if *waits >= MAX_WAITS {
+            state.seen.remove(&hash);
+            state.insert(&shape.key, Known::Unusable);
         }
-        state.bytes += size(&key, &known);
-        state.by_key.insert(key.clone(), known);
-        state.order.push_back(key);
-        while state.order.len() > CAPACITY || state.bytes > BUDGET {
-            let Some(oldest) = state.order.pop_front() else {
-                break;
-            };
-            if let Some(known) = state.by_key.remove(&oldest) {
-                state.bytes -= size(&oldest, &known);
-            }
+    }
+
+    /// Keeps what was learned of `shape`, the oldest shapes going when there are more than
+    /// [`CAPACITY`] or they take more than [`BUDGET`] bytes.
+    pub fn insert(&self, shape: &Shape<'_>, known: Known) {
+        if let Ok(mut state) = self.state.lock() {
+            let hash = state.seen.hasher().hash_one(shape.key.as_slice());
+            state.seen.remove(&hash);
+            state.insert(&shape.key, known);
         }
     }
 
@@ -845,5 +876,23 @@ mod tests {
         assert_eq!(skeletons.len(), CAPACITY);
         let state = skeletons.state.lock().expect("not poisoned");
         assert!(state.bytes <= BUDGET);
+    }
+
+    #[test]
+    fn a_shape_whose_marked_pod_keeps_finding_no_render_is_given_up() {
+        let env = BTreeMap::new();
+        let skeletons = Skeletons::default();
+        let pod = job_pod(1, "kube-api-access-7xk2p", "x");
+        let shape = shape_of(&pod, None, &env).expect("a shape");
+        assert!(matches!(skeletons.get(&shape, true), Found::New));
+        for _ in 1..MAX_WAITS {
+            skeletons.waited(&shape);
+            assert!(matches!(skeletons.get(&shape, true), Found::SeenOnce));
+        }
+        skeletons.waited(&shape);
+        assert!(matches!(
+            skeletons.get(&shape, true),
+            Found::Known(Known::Unusable)
+        ));
     }
 }
