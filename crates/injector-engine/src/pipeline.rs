@@ -402,67 +402,59 @@ impl Injector {
         request: &Request<'_>,
         rendering: Rendering,
     ) -> Result<Option<Answer>, InjectError> {
-        if let Some(answer) = self.answer_from_skeleton(request, rendering)? {
-            return Ok(Some(answer));
+        let (received, decision) = self.decide_request(request)?;
+        if !decision.inject {
+            return Ok(Some(Answer::Skipped { decision }));
         }
-        let Some(injection) = self.decide_and_inject(request, rendering, Run::Admission)? else {
+        if let Some(patch) = self.patch_from_skeleton(received, request, rendering) {
+            // A skeleton is only made of an injection blind to the token volume's name.
+            return Ok(Some(Answer::Injected {
+                patch,
+                decision,
+                blind_to_token_volume: true,
+            }));
+        }
+        let Some(injection) = self.inject_decided(received, decision, request, rendering, Run::Admission)?
+        else {
             return Ok(None);
         };
         Ok(Some(Self::answer_of(injection)))
     }
 
-    /// The answer to a pod of a shape with a skeleton ([`skeleton`]), made now when this is the
-    /// shape's second pod; `None` when the pod is to be injected on its own.
-    fn answer_from_skeleton(
+    /// The patch for `received`, a pod to be injected, from the skeleton of its shape
+    /// ([`skeleton`]), made now when this is the shape's second pod; `None` when the pod is to be
+    /// injected on its own.
+    fn patch_from_skeleton(
         &self,
+        received: &Value,
         request: &Request<'_>,
         rendering: Rendering,
-    ) -> Result<Option<Answer>, InjectError> {
-        let Some(received) = request.pod.filter(|pod| pod.is_object()) else {
-            return Ok(None);
-        };
+    ) -> Option<Vec<u8>> {
         // A caller that names the owner (kube-inject) is not a webhook's: its owner is no part of
         // a shape.
         if !self.render_cache.enabled() || self.markers.is_none() || request.owner.is_some() {
-            return Ok(None);
+            return None;
         }
-        let decision = decide_in(received, request.namespace, self.decision_config());
-        if !decision.inject {
-            return Ok(Some(Answer::Skipped { decision }));
-        }
-        let Some(shape) = skeleton::shape_of(received, request.namespace, &request.path_env)
-            .filter(skeleton::Shape::has_holes)
-        else {
-            return Ok(None);
-        };
+        let shape = skeleton::shape_of(received, request.namespace, &request.path_env)
+            .filter(|shape| !shape.is_empty())?;
         // An answer without rendering is asked first, and the same pod again with rendering when
         // it gives none: only the second notes the pod's shape as seen. The injection of the
         // marked pod counts where its render came from for this admission.
         let (known, made_now) = match self.skeletons.get(&shape, rendering == Rendering::Allowed) {
             skeleton::Found::Known(known) => (known, false),
-            skeleton::Found::New => return Ok(None),
-            skeleton::Found::SeenOnce => match self.make_skeleton(&shape, request) {
-                Some(known) => (known, true),
-                None => return Ok(None),
-            },
+            skeleton::Found::New => return None,
+            skeleton::Found::SeenOnce => (self.make_skeleton(&shape, request)?, true),
         };
         let skeleton::Known::Skeleton(skeleton, source) = known else {
-            return Ok(None);
+            return None;
         };
-        let Some(patch) = skeleton.fill(&shape, self.stand_in.as_ref()) else {
-            return Ok(None);
-        };
+        let patch = skeleton.fill(&shape, self.stand_in.as_ref())?;
         if !made_now {
             self.render_cache.counts().note(source);
         }
         #[cfg(debug_assertions)]
         self.check_skeleton_answer(request, &patch);
-        // A skeleton is only made of an injection blind to the token volume's name.
-        Ok(Some(Answer::Injected {
-            patch,
-            decision,
-            blind_to_token_volume: true,
-        }))
+        Some(patch)
     }
 
     /// The skeleton of `shape` from the injection of its marked pod, kept (or kept as unusable);
@@ -526,7 +518,7 @@ impl Injector {
         };
         let mut shared = fixed.clone();
         shared.owner[2] = stand_in.as_str().to_owned();
-        !shared.holds(needle) && self.render_cache.reads_hold(&shared, pod, needle) == Some(false)
+        self.render_cache.blind_to(&shared, pod, needle)
     }
 
     /// Debug builds: a patch made from a skeleton is the pod's own injection's.
@@ -588,6 +580,15 @@ impl Injector {
         rendering: Rendering,
         run: Run<'_>,
     ) -> Result<Option<Injection>, InjectError> {
+        let (received, decision) = self.decide_request(request)?;
+        if !decision.inject {
+            return Ok(Some(Injection::Skipped(decision)));
+        }
+        self.inject_decided(received, decision, request, rendering, run)
+    }
+
+    /// The request's pod and the decision on it: an error when the request has no pod.
+    fn decide_request<'r>(&self, request: &Request<'r>) -> Result<(&'r Value, Decision), InjectError> {
         let Some(received) = request.pod else {
             return Err(InjectError("the admission request has no object".to_owned()));
         };
@@ -596,10 +597,22 @@ impl Injector {
                 "the admission request's object is not a pod".to_owned(),
             ));
         }
-        let decision = decide_in(received, request.namespace, self.decision_config());
-        if !decision.inject {
-            return Ok(Some(Injection::Skipped(decision)));
-        }
+        Ok((
+            received,
+            decide_in(received, request.namespace, self.decision_config()),
+        ))
+    }
+
+    /// The injection of `received`, which `decision` says to inject; `None` when `rendering` is
+    /// refused and a template would have to be rendered.
+    fn inject_decided(
+        &self,
+        received: &Value,
+        decision: Decision,
+        request: &Request<'_>,
+        rendering: Rendering,
+        run: Run<'_>,
+    ) -> Result<Option<Injection>, InjectError> {
         // Istio injects the pod without `managedFields` and with the request's namespace when it
         // has none. The patch is taken from the pod as received, leaving `managedFields` alone.
         let mut original = without_managed_fields(received);
@@ -773,11 +786,9 @@ impl Injector {
                         .is_some_and(|names| !overrides::may_write(&pod, &names));
                 if let Run::Marked(markers) = run
                     && in_place
-                    && !fixed.holds(markers.prefix())
                     && self
                         .render_cache
-                        .reads_hold(&fixed, &prepared.stripped, markers.prefix())
-                        == Some(false)
+                        .blind_to(&fixed, &prepared.stripped, markers.prefix())
                 {
                     skeleton = SkeletonFit::Fits(render_counts::RenderSource::Kept);
                 }

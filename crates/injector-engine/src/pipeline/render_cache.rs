@@ -475,15 +475,19 @@ impl RenderCache {
         Some(reuse)
     }
 
-    /// Whether what the kept render [`Self::get`] serves `pod` read of it holds `needle` (in a
-    /// string or a key); `None` when there is no such render.
-    pub fn reads_hold(&self, fixed: &Fixed, pod: &Value, needle: &str) -> Option<bool> {
+    /// Whether [`Self::get`] serves `pod` a kept render that never saw `needle`: neither its
+    /// family (`fixed`) nor what it read of `pod` holds it (in a string or a key). `false` when
+    /// there is no such render.
+    pub fn blind_to(&self, fixed: &Fixed, pod: &Value, needle: &str) -> bool {
+        if fixed.holds(needle) {
+            return false;
+        }
         let families = self.lock();
-        let entry = families
+        families
             .by_key
             .get(fixed)
-            .and_then(|entries| entries.iter().rev().find(|entry| entry.matches(pod)))?;
-        Some(entry.reads.iter().any(|(read, _)| read_holds(read, pod, needle)))
+            .and_then(|entries| entries.iter().rev().find(|entry| entry.matches(pod)))
+            .is_some_and(|entry| !entry.reads.iter().any(|(read, _)| read_holds(read, pod, needle)))
     }
 
     /// Whether this family lost its last [`PER_FAMILY`] entries, or more, without a pod taking
