@@ -24,7 +24,7 @@
 //!
 //! - the renders came from the render cache, merged in place (one template, no container of the
 //!   pod that the template's could override), and nothing they read of the pod holds a marker
-//!   ([`super::render_cache::RenderCache::reads_hold`]): the templates never saw the values (an
+//!   ([`super::render_cache::RenderCache::blind_to`]): the templates never saw the values (an
 //!   injector whose templates read them keeps no skeleton). A pod that is its own owner (a
 //!   StatefulSet's) shows the templates its name through the owner: its render must be the
 //!   one shared under the stand-in for the name ([`super::own_name`]), merged as a kept render
@@ -94,11 +94,6 @@ pub struct Shape<'a> {
 }
 
 impl Shape<'_> {
-    /// Whether any value was taken out.
-    pub fn has_holes(&self) -> bool {
-        !self.values.is_empty()
-    }
-
     /// How many values were taken out.
     pub fn len(&self) -> usize {
         self.values.len()
@@ -394,14 +389,17 @@ impl Markers {
                 let (from, to) = (start + 1 + from, start + 1 + to);
                 segments.push(Segment::Literal(literal, from));
                 segments.push(Segment::Value(index));
-                parts.push(Part::Text(text_start, from));
-                parts.push(if whole {
-                    Part::Whole(index)
-                } else {
-                    Part::Inside(index)
-                });
-                text_start = to;
                 literal = to;
+                if whole {
+                    // The whole string, quotes and all, is the value's.
+                    parts.push(Part::Text(text_start, start));
+                    parts.push(Part::Whole(index));
+                    text_start = end;
+                } else {
+                    parts.push(Part::Text(text_start, from));
+                    parts.push(Part::Inside(index));
+                    text_start = to;
+                }
             }
             segments.push(Segment::Literal(literal, end - 1));
             if let Some(name) = shape.name_hole
@@ -485,7 +483,7 @@ pub struct Skeleton {
 enum Part {
     /// `text[start..end]`.
     Text(usize, usize),
-    /// The value of this hole, in place of a marker that was a whole string.
+    /// The value of this hole as a JSON string, in place of a string that was its marker.
     Whole(usize),
     /// The value of this hole, in place of a marker inside a longer string.
     Inside(usize),
@@ -528,13 +526,7 @@ impl Skeleton {
         for part in &self.parts {
             match *part {
                 Part::Text(start, end) => out.extend_from_slice(&self.text[start..end]),
-                Part::Whole(index) => {
-                    // The marker's quotes are in the text around it.
-                    let start = out.len();
-                    write_json_str(&mut out, value(index)?);
-                    out.remove(start);
-                    out.pop();
-                }
+                Part::Whole(index) => write_json_str(&mut out, value(index)?),
                 Part::Inside(index) => {
                     let text = value(index)?;
                     if !writes_as_is(text) {
