@@ -12,10 +12,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use base64::Engine as _;
 use serde_json::Value;
 
-use crate::util::Files;
+use crate::{served::patch_of, util::Files};
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -113,10 +112,7 @@ fn the_readme_curl_example_works_when_pasted() {
     assert_eq!(response["uid"], "1");
     assert_eq!(response["allowed"], true);
     assert_eq!(response["patchType"], "JSONPatch");
-    let patch = base64::engine::general_purpose::STANDARD
-        .decode(response["patch"].as_str().expect("a patch"))
-        .expect("base64");
-    let patch = String::from_utf8(patch).expect("UTF-8");
+    let patch = String::from_utf8(patch_of(&review)).expect("UTF-8");
     assert!(patch.contains("istio-proxy"), "{patch}");
     assert!(stderr.contains("try it: "), "serve says how to try it:\n{stderr}");
 }

@@ -6,11 +6,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use base64::Engine as _;
 use serde_json::json;
 
 use crate::{
-    served::{Served, curl, have_curl},
+    served::{Served, curl, have_curl, patch_of},
     util::Files,
 };
 
@@ -35,9 +34,7 @@ fn serves_admission_reviews_over_verified_tls() {
     assert_eq!(response["response"]["uid"], "8d9d2a61");
     assert_eq!(response["response"]["allowed"], true);
     assert_eq!(response["response"]["patchType"], "JSONPatch");
-    let patch = base64::engine::general_purpose::STANDARD
-        .decode(response["response"]["patch"].as_str().expect("a patch"))
-        .expect("base64");
+    let patch = patch_of(&response);
     let injected =
         injector_engine::patch::apply_patch(&pod, &patch).expect("the patch applies to the pod as sent");
     let names: Vec<&str> = injected["spec"]["initContainers"]
@@ -161,9 +158,7 @@ fn the_replicas_of_a_deployment_are_answered_from_the_outcome_cache_with_their_o
         let (ours, engine) = (cached.admit(&review), reference.admit(&review));
         assert_eq!(ours["response"]["uid"], format!("uid-{i}"));
         assert_eq!(ours["response"]["patch"], engine["response"]["patch"], "{token}");
-        let patch = base64::engine::general_purpose::STANDARD
-            .decode(ours["response"]["patch"].as_str().expect("a patch"))
-            .expect("base64");
+        let patch = patch_of(&ours);
         assert!(
             String::from_utf8_lossy(&patch).contains(token),
             "{token}: the pod's own volume"
@@ -217,9 +212,7 @@ fn a_jobs_pods_are_answered_from_their_skeleton_and_skeletons_can_be_turned_off(
         let (ours, own) = (served.admit(&file), reference.admit(&file));
         assert_eq!(ours["response"]["allowed"], true, "job-{index}");
         assert_eq!(ours["response"]["patch"], own["response"]["patch"], "job-{index}");
-        let patch = base64::engine::general_purpose::STANDARD
-            .decode(ours["response"]["patch"].as_str().expect("a patch"))
-            .expect("base64");
+        let patch = patch_of(&ours);
         assert!(
             String::from_utf8_lossy(&patch).contains(&format!("kube-api-access-j{index:04}")),
             "job-{index}: its own token volume in its patch"
@@ -274,9 +267,7 @@ fn metrics_say_where_each_injections_renders_came_from() {
                                                 "uid": "5b1a", "controller": true});
         let review = files.write(&format!("db-{i}.json"), &review.to_string());
         let response = served.admit(&review);
-        let patch = base64::engine::general_purpose::STANDARD
-            .decode(response["response"]["patch"].as_str().expect("a patch"))
-            .expect("base64");
+        let patch = patch_of(&response);
         assert!(
             String::from_utf8_lossy(&patch).contains(&format!("\"db-{i}\"")),
             "db-{i}: its own name in its patch"

@@ -5,11 +5,10 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
 use serde_json::{Value, json};
 
 use crate::{
-    served::{Served, have_curl},
+    served::{Served, have_curl, patch_of},
     util::Files,
 };
 
@@ -38,9 +37,7 @@ const BAD: [(&str, &str, &str); 3] = [
 fn injected_containers(served: &Served, review_file: &str, pod: &Value) -> Vec<String> {
     let response = served.admit(review_file);
     assert_eq!(response["response"]["allowed"], true, "{response}");
-    let patch = base64::engine::general_purpose::STANDARD
-        .decode(response["response"]["patch"].as_str().expect("a patch"))
-        .expect("base64");
+    let patch = patch_of(&response);
     let injected = injector_engine::patch::apply_patch(pod, &patch).expect("the patch applies");
     injected["spec"]["containers"]
         .as_array()

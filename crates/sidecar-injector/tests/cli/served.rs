@@ -6,6 +6,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use base64::Engine as _;
 use serde_json::Value;
 
 use crate::util::Files;
@@ -42,6 +43,14 @@ pub fn curl(args: &[&str]) -> (i32, String) {
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stdout).into_owned(),
     )
+}
+
+/// The JSON Patch of an AdmissionReview response, base64-decoded.
+pub fn patch_of(review: &Value) -> Vec<u8> {
+    let patch = review["response"]["patch"].as_str().expect("a patch");
+    base64::engine::general_purpose::STANDARD
+        .decode(patch)
+        .expect("base64")
 }
 
 /// A `serve` process, killed when dropped.
