@@ -32,6 +32,21 @@ pub struct Settings {
     pub focus: Option<String>,
     /// Configurations checked besides Istio's names and labels.
     pub extra_webhook_configurations: Vec<String>,
+    /// The injector's Service (in `injector_namespace`): a selected webhook pointing elsewhere
+    /// is not the injector's.
+    pub service_name: String,
+    /// More hosts the injector's certificate names, for webhooks registered by `url:`.
+    pub dns_names: Vec<String>,
+}
+
+impl Settings {
+    /// Where the injector's webhooks point: its Service, a url to one of its names, or (where
+    /// `doctor` dials it itself) a loopback url.
+    pub fn endpoint(&self) -> crate::webhooks::InjectorEndpoint {
+        let mut hosts = self.dns_names.clone();
+        hosts.extend(["127.0.0.1", "::1", "localhost"].map(String::from));
+        crate::webhooks::InjectorEndpoint::new(&self.injector_namespace, &self.service_name, &hosts)
+    }
 }
 
 /// A TLS handshake with a webhook registered by a loopback `url:`.

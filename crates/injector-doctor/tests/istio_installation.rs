@@ -56,6 +56,8 @@ fn istios_own_webhooks_secret_and_service_are_checked_as_ours() {
         tls_secret: None,
         focus: None,
         extra_webhook_configurations: Vec::new(),
+        service_name: "istiod".into(),
+        dns_names: Vec::new(),
     };
     let key = "istio-system/istiod".to_owned();
     let snapshot = Snapshot {

@@ -19,6 +19,8 @@ pub fn settings() -> Settings {
         tls_secret: None,
         focus: None,
         extra_webhook_configurations: Vec::new(),
+        service_name: "istiod".into(),
+        dns_names: Vec::new(),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod deadlock;
 pub mod endpoints;
 pub mod expiry;
 pub mod failed_creates;
+pub mod foreign;
 pub mod placement;
 pub mod policy;
 pub mod probe;
@@ -36,6 +37,9 @@ pub fn run(snapshot: &Snapshot) -> Report {
         checks.push(probe);
     }
     checks.push(blast_radius::check(snapshot));
+    if let Some(foreign) = foreign::check(snapshot) {
+        checks.push(foreign);
+    }
     Report::new(checks)
 }
 
@@ -44,11 +48,15 @@ pub fn run_blast_radius(snapshot: &Snapshot) -> Report {
     Report::new(vec![blast_radius::check(snapshot)])
 }
 
-/// The injector's configurations as read, or why they cannot be.
+/// The injector's configurations as read, or why they cannot be: those selected by name or
+/// label with at least one webhook pointing at the injector (a configuration whose webhooks all
+/// point elsewhere is someone else's; the foreign check reports it).
 pub(crate) fn ours(snapshot: &Snapshot) -> Result<Vec<&MutatingWebhookConfiguration>, &crate::ReadFailure> {
+    let endpoint = snapshot.settings.endpoint();
     snapshot.webhook_configurations.as_ref().map(|all| {
         all.iter()
             .filter(|c| webhooks::is_ours(c, &snapshot.settings))
+            .filter(|c| c.webhooks.iter().flatten().any(|w| endpoint.receives(w)))
             .collect()
     })
 }

@@ -58,6 +58,14 @@ pub struct DoctorArgs {
     /// istio.io/rev=REVISION are always checked.
     #[arg(long = "webhook-config", value_name = "NAME")]
     pub webhook_configs: Vec<String>,
+    /// The injector's Service (in --injector-namespace), as given to `serve --service-name`: a
+    /// selected webhook pointing anywhere else is reported as not the injector's.
+    #[arg(long, default_value = "istiod", value_name = "NAME")]
+    pub service_name: String,
+    /// A host the injector's certificate names (`serve --dns-name`, repeatable): webhooks
+    /// registered by `url:` to it are the injector's. Loopback hosts always are.
+    #[arg(long = "dns-name", value_name = "HOST")]
+    pub dns_names: Vec<String>,
     /// Where the probe's dry-run pod is created. Default: --namespace, else the first namespace
     /// in scope of the webhooks.
     #[arg(long, value_name = "NS")]
@@ -98,6 +106,8 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
         tls_secret: args.tls_secret.clone(),
         focus: args.namespace.clone(),
         extra_webhook_configurations: args.webhook_configs.clone(),
+        service_name: args.service_name.clone(),
+        dns_names: args.dns_names.clone(),
     };
     let options = GatherOptions {
         settings,
