@@ -1,6 +1,11 @@
-//! Certificates in cluster mode: the CA Secret (created once, with optimistic concurrency, by
-//! whichever replica gets there first), each replica's serving certificate, and — leader only —
-//! the CA rotation steps and the caBundle of every webhook of ours.
+//! Certificates in cluster mode: the CA Secret (created empty by the chart or the manifests; the
+//! first replica to see it empty fills it with a new CA, with optimistic concurrency), each
+//! replica's serving certificate, and — leader only — the CA rotation steps and the caBundle of
+//! every webhook of ours.
+//!
+//! The injector never creates a Secret: `create` cannot be limited to one name, and with it a
+//! compromised injector could mint any Secret of its namespace (a ServiceAccount token, a mesh
+//! CA). It reads, follows and updates its one Secret by name.
 //!
 //! [`Reconciler::step`] is called with what the watches last saw whenever something changes
 //! (and every `resync` for the time-based steps). It never blocks an admission: serving goes on
@@ -12,7 +17,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use time::OffsetDateTime;
 
@@ -137,7 +142,7 @@ impl Reconciler {
         let secret = match secret {
             Observed::Unknown => return,
             Observed::Absent => {
-                self.absent().await;
+                self.absent();
                 return;
             }
             Observed::Present(secret) => secret,
@@ -156,6 +161,10 @@ impl Reconciler {
                 settle,
                 ..
             } => {
+                if data.values().all(Vec::is_empty) {
+                    self.fill(secret, &policy).await;
+                    return;
+                }
                 let set = match CaSet::from_secret_data(&data) {
                     Ok(set) => set,
                     Err(error) => {
@@ -238,53 +247,51 @@ impl Reconciler {
         }
     }
 
-    /// The Secret does not exist: self-managed, create it (a replica racing us may win; its CA
-    /// is then the one, the watch brings it); external, say so.
-    async fn absent(&mut self) {
-        match self.mode.clone() {
-            CertificateMode::SelfManaged { policy, .. } => {
-                let set = match CaSet::generate(OffsetDateTime::now_utc(), &policy) {
-                    Ok(set) => set,
-                    Err(error) => {
-                        tracing::error!(%error, "cannot generate a CA");
-                        return;
-                    }
-                };
-                let secret = Secret {
-                    metadata: ObjectMeta {
-                        name: Some(self.mode.secret().to_owned()),
-                        namespace: Some(self.namespace.clone()),
-                        labels: Some(BTreeMap::from([(
-                            "app.kubernetes.io/managed-by".to_owned(),
-                            "sidecar-injector".to_owned(),
-                        )])),
-                        ..ObjectMeta::default()
-                    },
-                    type_: Some("Opaque".to_owned()),
-                    data: Some(to_bytes(set.to_secret_data())),
-                    ..Secret::default()
-                };
-                let params = PostParams {
-                    field_manager: Some(FIELD_MANAGER.to_owned()),
-                    ..PostParams::default()
-                };
-                match self.secrets.create(&params, &secret).await {
-                    Ok(_) => {
-                        tracing::info!(secret = %self.secret_label(), ca_sha256 = %set.current.fingerprint,
-                        not_after = %rfc3339(set.current.not_after), "CA created")
-                    }
-                    Err(kube::Error::Api(e)) if e.code == 409 => {
-                        tracing::info!(secret = %self.secret_label(), "another replica created the CA first; using it");
-                    }
-                    Err(error) => {
-                        self.report(Some(format!("cannot create {}: {error}", self.secret_label())))
-                    }
-                }
-            }
-            CertificateMode::External { .. } => self.report(Some(format!(
+    /// The Secret does not exist. It is never created here (see the module's doc): say what
+    /// creates it. The certificate in service, if any, keeps serving.
+    fn absent(&mut self) {
+        let error = match &self.mode {
+            CertificateMode::SelfManaged { secret, .. } => format!(
+                "{} does not exist: the chart and deploy/manifests create it empty and the injector fills it \
+                 (this ServiceAccount may update it, not create it); create it with \
+                 `kubectl -n {} create secret generic {secret}`",
+                self.secret_label(),
+                self.namespace
+            ),
+            CertificateMode::External { .. } => format!(
                 "{} does not exist yet (external certificates: cert-manager or another tool writes it)",
                 self.secret_label()
-            ))),
+            ),
+        };
+        self.report(Some(error));
+    }
+
+    /// The Secret exists and is empty: fill it with a new CA, as an update with the Secret's
+    /// resourceVersion (a replica racing us may win; its CA is then the one, the watch brings
+    /// it).
+    async fn fill(&mut self, secret: &Secret, policy: &RotationPolicy) {
+        let set = match CaSet::generate(OffsetDateTime::now_utc(), policy) {
+            Ok(set) => set,
+            Err(error) => {
+                tracing::error!(%error, "cannot generate a CA");
+                return;
+            }
+        };
+        let mut filled = secret.clone();
+        filled.data = Some(to_bytes(set.to_secret_data()));
+        let params = PostParams {
+            field_manager: Some(FIELD_MANAGER.to_owned()),
+            ..PostParams::default()
+        };
+        match self.secrets.replace(self.mode.secret(), &params, &filled).await {
+            Ok(_) => {
+                tracing::info!(secret = %self.secret_label(), ca_sha256 = %set.current.fingerprint,
+                    not_after = %rfc3339(set.current.not_after), "CA created in the empty Secret")
+            }
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                tracing::info!(secret = %self.secret_label(), "another replica filled the CA Secret first; using it");
+            }
+            Err(error) => self.report(Some(format!("cannot fill {}: {error}", self.secret_label()))),
         }
     }
 
@@ -464,4 +471,119 @@ pub fn rfc3339(unix: i64) -> String {
         .ok()
         .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
         .unwrap_or_else(|| unix.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use bytes::Bytes;
+    use http::{Request, Response};
+    use http_body_util::{BodyExt as _, Full};
+    use kube::client::Body;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A fake API server that answers every request with the request's own body (as an update
+    /// does) and records `METHOD URI BODY`.
+    fn fake_client(asked: Arc<Mutex<Vec<(String, Value)>>>) -> Client {
+        let service = tower::service_fn(move |request: Request<Body>| {
+            let asked = asked.clone();
+            async move {
+                let line = format!("{} {}", request.method(), request.uri());
+                let bytes = request
+                    .into_body()
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                asked.lock().expect("lock").push((line, body.clone()));
+                Response::builder()
+                    .status(200)
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from(body.to_string())))
+            }
+        });
+        Client::new(service, "default")
+    }
+
+    fn reconciler(client: Client) -> (Reconciler, Shared) {
+        let shared = Shared::default();
+        let mode = CertificateMode::SelfManaged {
+            secret: "sidecar-injector-ca".into(),
+            policy: RotationPolicy::default(),
+            leaf_validity: Duration::from_secs(3600),
+            settle: Duration::from_secs(1),
+        };
+        let reconciler = Reconciler::new(
+            client,
+            "istio-system",
+            mode,
+            vec!["istiod.istio-system.svc".into()],
+            CertStore::manual(),
+            shared.clone(),
+        );
+        (reconciler, shared)
+    }
+
+    #[tokio::test]
+    async fn a_missing_secret_is_never_created_and_says_what_creates_it() {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let (mut reconciler, shared) = reconciler(fake_client(asked.clone()));
+        reconciler.step(&Observed::Absent, Some(&[]), true).await;
+        assert!(asked.lock().expect("lock").is_empty(), "no request at all");
+        let error = shared.snapshot().secret_error.unwrap_or_default();
+        assert!(
+            error.starts_with("Secret istio-system/sidecar-injector-ca does not exist: the chart and deploy/manifests create it empty"),
+            "{error}"
+        );
+        assert!(
+            error.contains("kubectl -n istio-system create secret generic sidecar-injector-ca"),
+            "{error}"
+        );
+        assert_eq!(
+            reconciler.certs.status().last_error,
+            Some(error),
+            "on /readyz's certificate too"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_empty_secret_is_filled_by_an_update_with_its_resource_version() {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let (mut reconciler, shared) = reconciler(fake_client(asked.clone()));
+        let empty: Secret = serde_json::from_value(json!({
+            "metadata": {"name": "sidecar-injector-ca", "namespace": "istio-system", "resourceVersion": "7",
+                         "labels": {"app.kubernetes.io/managed-by": "Helm"}},
+            "type": "Opaque"}))
+        .expect("secret");
+        reconciler.step(&Observed::Present(empty), Some(&[]), false).await;
+        let asked = asked.lock().expect("lock").clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        let (line, body) = &asked[0];
+        assert!(
+            line.starts_with("PUT /api/v1/namespaces/istio-system/secrets/sidecar-injector-ca?"),
+            "an update, never a create: {line}"
+        );
+        assert_eq!(body["metadata"]["resourceVersion"], "7", "optimistic concurrency");
+        assert_eq!(
+            body["metadata"]["labels"]["app.kubernetes.io/managed-by"], "Helm",
+            "metadata kept"
+        );
+        let data: BTreeMap<String, Vec<u8>> = serde_json::from_value::<Secret>(body.clone())
+            .expect("secret")
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.0))
+            .collect();
+        assert!(
+            CaSet::from_secret_data(&data).is_ok(),
+            "a usable CA: {:?}",
+            data.keys()
+        );
+        assert_eq!(shared.snapshot().secret_error, None);
+    }
 }

@@ -23,7 +23,7 @@ use crate::probe::ProbeOptions;
 use crate::probe::metrics::ProbeMetrics;
 use crate::status::Shared;
 use crate::watch;
-use crate::webhooks::{FIELD_MANAGER, WebhookSelection};
+use crate::webhooks::{FIELD_MANAGER, InjectorEndpoint, WebhookSelection, claim};
 
 /// Native sidecars in cluster mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +135,8 @@ impl Cluster {
             metrics
         });
         let secret = watch_secret(client.clone(), &options);
-        let webhooks = watch_webhooks(client.clone(), options.webhooks.clone());
+        let endpoint = InjectorEndpoint::new(&options.namespace, &options.service_name, &options.extra_names);
+        let webhooks = watch_webhooks(client.clone(), options.webhooks.clone(), endpoint, shared.clone());
         let reconciler = Reconciler::new(
             client,
             &options.namespace,
@@ -229,26 +230,74 @@ fn watch_secret(client: Client, options: &ClusterOptions) -> channel::Receiver<O
     rx
 }
 
+/// Follows the selected webhook configurations and sends those of our webhooks (see
+/// [`claim`]); the foreign ones go to the status and the log. Configurations selected by name
+/// only are watched one by one with a `metadata.name` field selector, so their permissions can
+/// be limited to those names; a label selection needs the list of every configuration.
 fn watch_webhooks(
     client: Client,
     selection: WebhookSelection,
+    endpoint: InjectorEndpoint,
+    shared: Shared,
 ) -> channel::Receiver<Option<Vec<MutatingWebhookConfiguration>>> {
     let (tx, rx) = channel::channel(None);
-    watch::spawn(
-        Api::<MutatingWebhookConfiguration>::all(client),
-        watcher::Config::default(),
-        "MutatingWebhookConfigurations".into(),
-        move |objects| {
-            let ours: Vec<_> = objects
-                .values()
-                .filter(|m| selection.selects(m))
-                .cloned()
-                .collect();
-            let _ = tx.send(Some(ours));
-        },
-        |error| tracing::warn!(%error, "caBundles are not followed until the watch recovers"),
-    );
+    let api = Api::<MutatingWebhookConfiguration>::all(client);
+    let watches: Vec<(watcher::Config, String)> = if selection.labels.is_empty() {
+        selection
+            .names
+            .iter()
+            .map(|name| {
+                (
+                    watcher::Config::default().fields(&format!("metadata.name={name}")),
+                    format!("MutatingWebhookConfiguration {name}"),
+                )
+            })
+            .collect()
+    } else {
+        vec![(watcher::Config::default(), "MutatingWebhookConfigurations".into())]
+    };
+    // What each watch last listed (`None`: not yet), merged for every change.
+    let seen = Arc::new(std::sync::Mutex::new(vec![None; watches.len()]));
+    for (index, (config, what)) in watches.into_iter().enumerate() {
+        let (seen, tx, selection, endpoint, shared) = (
+            seen.clone(),
+            tx.clone(),
+            selection.clone(),
+            endpoint.clone(),
+            shared.clone(),
+        );
+        watch::spawn(
+            api.clone(),
+            config,
+            what,
+            move |objects| {
+                let Ok(mut seen) = seen.lock() else { return };
+                seen[index] = Some(objects.values().cloned().collect::<Vec<_>>());
+                let Some(all) = seen.iter().map(Option::as_ref).collect::<Option<Vec<_>>>() else {
+                    return;
+                };
+                let claimed = claim(all.into_iter().flatten(), &selection, &endpoint);
+                report_foreign(&shared, &claimed.foreign, &endpoint);
+                let _ = tx.send(Some(claimed.ours));
+            },
+            |error| tracing::warn!(%error, "caBundles are not followed until the watch recovers"),
+        );
+    }
     rx
+}
+
+/// Logs the foreign webhooks when they change, and shows them on `/readyz`.
+fn report_foreign(shared: &Shared, foreign: &[crate::webhooks::ForeignWebhook], endpoint: &InjectorEndpoint) {
+    if shared.snapshot().foreign_webhooks == foreign {
+        return;
+    }
+    for f in foreign {
+        tracing::warn!(mutatingwebhookconfiguration = %f.configuration, webhook = %f.webhook, target = %f.target,
+            injector = %endpoint.describe(),
+            "selected as ours but points elsewhere: never written, and CA rotations do not wait for it");
+    }
+    let foreign = foreign.to_vec();
+    shared.update(|s| s.foreign_webhooks = foreign);
 }
 
 /// Elects one replica with a Lease (kube-lease-manager: server-side apply, our field
@@ -277,13 +326,18 @@ fn elect(client: Client, options: &ClusterOptions, shared: Shared) -> channel::R
             let manager = match built {
                 Ok(m) => m,
                 Err(error) => {
-                    tracing::warn!(lease = %format!("{namespace}/{name}"), %error, "cannot use the Lease; retrying");
+                    let why = lease_error(&namespace, &name, &error);
+                    if shared.snapshot().lease_error.as_deref() != Some(why.as_str()) {
+                        tracing::warn!(lease = %format!("{namespace}/{name}"), error = %why, "cannot use the Lease; retrying");
+                    }
+                    shared.update(|s| s.lease_error = Some(why));
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(Duration::from_secs(30));
                     continue;
                 }
             };
             backoff = Duration::from_millis(500);
+            shared.update(|s| s.lease_error = None);
             let (mut state, task) = manager.watch().await;
             loop {
                 let leading = *state.borrow_and_update();
@@ -305,6 +359,21 @@ fn elect(client: Client, options: &ClusterOptions, shared: Shared) -> channel::R
         }
     });
     rx
+}
+
+/// Why the Lease cannot be used, with what to do when it is missing: the injector may get and
+/// patch its Lease by name, not create it (the chart and deploy/manifests create it).
+fn lease_error(namespace: &str, name: &str, error: &kube_lease_manager::LeaseManagerError) -> String {
+    let forbidden_create = matches!(error, kube_lease_manager::LeaseManagerError::KubeError(kube::Error::Api(e))
+        if e.code == 403 && e.message.contains("cannot create"));
+    if forbidden_create {
+        format!(
+            "the Lease {namespace}/{name} does not exist and this ServiceAccount may not create it: the chart and \
+             deploy/manifests create it; until then no replica leads (caBundles are not patched, the CA is not rotated)"
+        )
+    } else {
+        format!("the Lease {namespace}/{name}: {error}")
+    }
 }
 
 /// Follows the ConfigMaps with the same semantics as file reloads: a bad edit is rejected and

@@ -29,6 +29,8 @@ pub struct ClusterStatus {
     pub identity: String,
     /// Whether it holds the Lease (and so patches caBundles and rotates the CA).
     pub leader: bool,
+    /// Why the Lease cannot be used, if it cannot (then no replica leads).
+    pub lease_error: Option<String>,
     /// The Secret holding the CA (or, external, the serving certificate).
     pub secret: String,
     /// Fingerprints (SHA-256) of the CAs in the bundle, current first.
@@ -37,8 +39,11 @@ pub struct ClusterStatus {
     pub serving_ca: Option<String>,
     /// What is wrong with the Secret, if anything (it is then never overwritten).
     pub secret_error: Option<String>,
-    /// Our webhook configurations.
+    /// Our webhook configurations (only their webhooks that point at the injector).
     pub webhooks: Vec<WebhookStatus>,
+    /// Webhooks of selected configurations that point elsewhere: never written, never waited
+    /// for.
+    pub foreign_webhooks: Vec<crate::webhooks::ForeignWebhook>,
     /// The last caBundle patch error.
     pub last_patch_error: Option<String>,
     /// Native sidecars as `auto` decided from the nodes (`None`: not automatic).

@@ -1,15 +1,22 @@
 //! Which MutatingWebhookConfigurations are ours, whether they trust a CA, and the
 //! server-side-apply patch that gives them our caBundle. Pure.
 //!
-//! Only `webhooks[*].clientConfig.caBundle` is ever written, with our own field manager: a
-//! GitOps tool or Helm owning the rest of the object keeps owning it, and never fights us for
-//! a field it does not set.
+//! A configuration is selected by name or by labels; of a selected configuration, only the
+//! webhooks that point at the injector ([`InjectorEndpoint`]: its Service, or a url to a name its
+//! certificate is for) are ours. Anyone who may label a configuration can get it selected, so
+//! the others are only reported: never written, never waited for by a CA rotation.
+//!
+//! Only `webhooks[*].clientConfig.caBundle` of our webhooks is ever written, with our own field
+//! manager: a GitOps tool or Helm owning the rest of the object keeps owning it, and never
+//! fights us for a field it does not set.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use serde_json::{Value, json};
+
+pub use injector_doctor::webhooks::{ForeignWebhook, InjectorEndpoint};
 
 use crate::ca_set::bundle_fingerprints;
 
@@ -66,6 +73,35 @@ impl WebhookSelection {
             parts.push(format!("labels {}", labels.join(",")));
         }
         parts.join(" or ")
+    }
+}
+
+/// The selected configurations, split by where their webhooks point.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Claimed {
+    /// Each selected configuration with only its webhooks that point at the injector (one with
+    /// none is left out).
+    pub ours: Vec<MutatingWebhookConfiguration>,
+    /// Every other webhook of a selected configuration.
+    pub foreign: Vec<ForeignWebhook>,
+}
+
+/// Splits the configurations `selection` selects into our webhooks and the foreign ones.
+pub fn claim<'a>(
+    configurations: impl IntoIterator<Item = &'a MutatingWebhookConfiguration>,
+    selection: &WebhookSelection,
+    endpoint: &InjectorEndpoint,
+) -> Claimed {
+    let selected: Vec<&MutatingWebhookConfiguration> = configurations
+        .into_iter()
+        .filter(|m| selection.selects(m))
+        .collect();
+    Claimed {
+        ours: selected
+            .iter()
+            .filter_map(|m| injector_doctor::webhooks::only_receiving(m, endpoint))
+            .collect(),
+        foreign: injector_doctor::webhooks::foreign_webhooks(selected.iter().copied(), endpoint),
     }
 }
 
@@ -167,6 +203,63 @@ mod tests {
             !by_name.selects(&mwc("other", &[("istio.io/rev", "default")], &[])),
             "no labels: names only"
         );
+    }
+
+    #[test]
+    fn only_webhooks_pointing_at_us_are_claimed_patched_and_waited_for() {
+        let now = time::OffsetDateTime::now_utc();
+        let ca = injector_server::pki::generate_ca("test", now, now + time::Duration::hours(1)).expect("ca");
+        let pem = ca.cert_pem.as_bytes();
+        let endpoint = InjectorEndpoint::new("istio-system", "istiod", &["127.0.0.1".into()]);
+        let selection = WebhookSelection::istio("default");
+        let ours = mwc("istio-sidecar-injector", &[], &[Some(pem)]);
+        let mut tag = mwc(
+            "istio-revision-tag-prod",
+            &[("istio.io/rev", "default")],
+            &[Some(pem), None],
+        );
+        if let Some(w) = tag.webhooks.as_mut().and_then(|w| w.get_mut(1)) {
+            w.client_config.url = Some("https://hooks.example.com/x".into());
+        }
+        let mut foreign = mwc("not-istio", &[("istio.io/rev", "default")], &[Some(b"theirs")]);
+        if let Some(w) = foreign.webhooks.as_mut().and_then(|w| w.first_mut()) {
+            w.client_config.url = None;
+            w.client_config.service =
+                Some(serde_json::from_value(json!({"namespace": "other", "name": "hooks"})).expect("svc"));
+        }
+        let unselected = mwc("unrelated", &[], &[None]);
+        let claimed = claim([&ours, &tag, &foreign, &unselected], &selection, &endpoint);
+        let names: Vec<_> = claimed
+            .ours
+            .iter()
+            .map(|m| m.metadata.name.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(names, ["istio-sidecar-injector", "istio-revision-tag-prod"]);
+        assert_eq!(
+            claimed.ours[1].webhooks.as_ref().map(Vec::len),
+            Some(1),
+            "only w0 of the tag is ours"
+        );
+        let foreign_names: Vec<_> = claimed
+            .foreign
+            .iter()
+            .map(|f| format!("{}/{}", f.configuration, f.webhook))
+            .collect();
+        assert_eq!(
+            foreign_names,
+            [
+                "istio-revision-tag-prod/w1.example.com",
+                "not-istio/w0.example.com"
+            ]
+        );
+        // The CA is in every webhook of ours: a rotation does not wait for the foreign ones.
+        let fingerprint = &bundle_fingerprints(pem)[0];
+        assert!(every_webhook_trusts(&claimed.ours, fingerprint));
+        assert!(!every_webhook_trusts(&[tag.clone()], fingerprint));
+        // The patch names only our webhook of the tag.
+        let patch = ca_bundle_patch(&claimed.ours[1], b"new").expect("patch");
+        assert_eq!(patch["webhooks"].as_array().map(Vec::len), Some(1));
+        assert_eq!(patch["webhooks"][0]["name"], "w0.example.com");
     }
 
     #[test]
