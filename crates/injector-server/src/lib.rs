@@ -75,6 +75,7 @@
 
 pub mod admission;
 mod budget;
+pub mod client_auth;
 pub mod config_store;
 mod connections;
 pub mod console;

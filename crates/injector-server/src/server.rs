@@ -48,6 +48,9 @@ pub struct ServeOptions {
     pub cert: CertSource,
     /// How certificate files are watched.
     pub watch: WatchOptions,
+    /// Accept only TLS clients with a certificate from a CA in this PEM file (`--client-ca`):
+    /// the API server configured to present one. `None`: any client (the default).
+    pub client_ca: Option<std::path::PathBuf>,
     /// On shutdown, how long in-flight requests may take to finish (default 25 s, within
     /// Kubernetes' default 30 s termination grace period).
     pub grace_period: Duration,
@@ -111,6 +114,7 @@ impl Default for ServeOptions {
                 write_ca: None,
             },
             watch: WatchOptions::default(),
+            client_ca: None,
             grace_period: Duration::from_secs(25),
             max_concurrency: 64,
             max_inflight_bytes: 512 << 20,
@@ -171,7 +175,12 @@ impl<I: Injector> Server<I> {
         config: ConfigStore<I::Config>,
         certs: CertStore,
     ) -> Result<Self, Error> {
-        let tls = certs.server_config()?;
+        let clients = match &options.client_ca {
+            Some(path) => Some(crate::client_auth::client_ca_verifier(path, options.watch)?
+                as Arc<dyn rustls::server::danger::ClientCertVerifier>),
+            None => None,
+        };
+        let tls = certs.server_config(clients)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let listener = TcpListener::bind(options.addr)
             .await

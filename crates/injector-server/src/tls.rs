@@ -276,14 +276,21 @@ impl CertStore {
     }
 
     /// The rustls server configuration: TLS 1.2+, ALPN `h2`/`http/1.1`, certificate resolved
-    /// from this store on each handshake.
-    pub fn server_config(&self) -> Result<rustls::ServerConfig, Error> {
+    /// from this store on each handshake; clients verified by `clients` when given (see
+    /// [`crate::client_auth`]).
+    pub fn server_config(
+        &self,
+        clients: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
+    ) -> Result<rustls::ServerConfig, Error> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        let builder = rustls::ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-            .map_err(|e| Error::Certificate(format!("TLS configuration: {e}")))?
-            .with_no_client_auth()
-            .with_cert_resolver(Arc::new(Resolver { store: self.clone() }));
+            .map_err(|e| Error::Certificate(format!("TLS configuration: {e}")))?;
+        let builder = match clients {
+            Some(verifier) => builder.with_client_cert_verifier(verifier),
+            None => builder.with_no_client_auth(),
+        };
+        let mut config = builder.with_cert_resolver(Arc::new(Resolver { store: self.clone() }));
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(config)
     }

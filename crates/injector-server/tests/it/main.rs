@@ -8,6 +8,7 @@
 #![allow(clippy::panic, clippy::unwrap_used)]
 
 mod admission;
+mod client_auth;
 mod common;
 mod connections;
 mod faults;

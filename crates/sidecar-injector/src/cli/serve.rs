@@ -48,6 +48,11 @@ pub struct ServeArgs {
     /// Private key of the serving certificate (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Accept only callers with a TLS client certificate from a CA in FILE (PEM): the API
+    /// server, given one by its admission configuration (docs/security.md). Reloaded when the
+    /// file changes.
+    #[arg(long, value_name = "FILE")]
+    pub client_ca: Option<PathBuf>,
     /// Extra DNS names for the self-generated certificate (repeatable), e.g.
     /// sidecar-injector.istio-system.svc.
     #[arg(long = "dns-name", value_name = "NAME")]
@@ -311,6 +316,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .saturating_mul(1 << 20),
         outcome_cache_bytes: args.outcome_cache_mib.saturating_mul(1 << 20),
         console_addr: args.console_addr,
+        client_ca: args.client_ca.clone(),
         ..ServeOptions::default()
     };
     if args.cluster.cluster {
