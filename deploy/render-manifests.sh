@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Render the plain manifests of deploy/manifests/ from the Helm chart, or check that they (and
-# the chart's copies of the injector's embedded defaults) are in sync with it.
+# Render the plain manifests of deploy/manifests/ and deploy/rbac-cluster-mode.yaml from the
+# Helm chart, or check that they (and the chart's copies of the injector's embedded defaults)
+# are in sync with it.
 #
-#   deploy/render-manifests.sh            rewrite deploy/manifests/*.yaml and the chart's files/
+#   deploy/render-manifests.sh            rewrite deploy/manifests/*.yaml, deploy/rbac-cluster-mode.yaml
+#                                         and the chart's files/
 #   deploy/render-manifests.sh --check    exit 1, naming each file that differs, when a rewrite
 #                                         would change anything (tests/e2e/install.sh runs it)
 #
@@ -54,14 +56,38 @@ for p in "${PRESETS[@]}"; do
   render $p
 done
 
+# The permissions and guards of `serve --cluster` with its own defaults (Istio's names in
+# istio-system), the probe included: the Istio drop-in preset's ServiceAccount, RBAC, the CA
+# Secret and Lease it may not create, and the admission policy.
+{
+  echo "# The permissions of \`sidecar-injector serve --cluster\` with its defaults (Istio's names, namespace"
+  echo "# istio-system, ServiceAccount sidecar-injector) and the synthetic probe, with the objects it may use"
+  echo "# but not create (its CA Secret, empty, and its Lease) and the admission policy that guards them:"
+  echo "# the chart's Istio drop-in preset with probe.enabled. Rendered from deploy/helm/sidecar-injector"
+  echo "# by deploy/render-manifests.sh; do not edit. Leave the probe's part out when the probe is off."
+  "$HELM" template sidecar-injector "$CHART" --namespace istio-system -f "$CHART/values-istio.yaml" \
+    --set probe.enabled=true \
+    --show-only templates/serviceaccount.yaml --show-only templates/clusterrole.yaml \
+    --show-only templates/role.yaml --show-only templates/secret-ca.yaml --show-only templates/lease.yaml \
+    --show-only templates/admission-policy.yaml --show-only templates/probe.yaml
+} > "$TMP/manifests/rbac-cluster-mode.yaml"
+
+RBAC=$ROOT/deploy/rbac-cluster-mode.yaml
 if [ "$CHECK" = 0 ]; then
   mkdir -p "$OUT"
+  mv "$TMP/manifests/rbac-cluster-mode.yaml" "$RBAC"
   cp "$TMP/manifests/"*.yaml "$OUT/"
   echo "render-manifests: wrote $(cd "$TMP/manifests" && printf '%s ' *.yaml)to $OUT" >&2
   exit 0
 fi
 
 stale=0
+if ! cmp -s "$TMP/manifests/rbac-cluster-mode.yaml" "$RBAC"; then
+  echo "render-manifests: deploy/rbac-cluster-mode.yaml is not what the chart renders (run deploy/render-manifests.sh):" >&2
+  diff -u "$RBAC" "$TMP/manifests/rbac-cluster-mode.yaml" 2>&1 | head -n 20 >&2 || true
+  stale=1
+fi
+rm -f "$TMP/manifests/rbac-cluster-mode.yaml"
 for f in "$TMP/manifests/"*.yaml; do
   n=$(basename "$f")
   if ! cmp -s "$f" "$OUT/$n"; then

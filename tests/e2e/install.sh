@@ -3,9 +3,9 @@
 # (deploy/manifests) against the real kube-apiserver of tests/e2e/control-plane.sh, with Helm
 # built from the Go module proxy (tools/helm/build.sh, cached outside the checkout).
 #
-#   1. static: the manifests and the chart's default configuration are in sync with the chart
-#      (deploy/render-manifests.sh --check); the chart's version is the workspace's; its RBAC
-#      rules are exactly deploy/rbac-cluster-mode.yaml's
+#   1. static: the manifests, deploy/rbac-cluster-mode.yaml and the chart's default configuration
+#      are in sync with the chart (deploy/render-manifests.sh --check); the chart's version is the
+#      workspace's
 #   2. `helm lint --strict` and `helm template` of each preset; NOTES warn about one replica
 #      with failurePolicy Fail; invalid values (an unknown key, a wrong type, a policy other
 #      than enabled/disabled) fail naming the value
@@ -23,13 +23,20 @@
 #      fail-closed while it is down (creation refused), back when it is up
 #   6. `helm upgrade` with a changed template value changes the next injection; the caBundle
 #      the injector set survives the upgrade
-#   7. `helm uninstall` leaves no webhook behind; what stays (the CA Secret, the Lease) is
-#      removed by the README's command
+#   7. `helm uninstall` leaves no webhook behind; the CA Secret stays (resource-policy keep), a
+#      reinstall of the release adopts it with its CA, and the README's command removes it
 #   8. the Istio drop-in (values-istio.yaml, injectorConfig.create=false) over Istio's own
 #      istio-sidecar-injector and istio ConfigMaps (rendered from Istio's istiod chart in
 #      $SIDECAR_INJECTOR_SHARED): istio.io/rev and istio-injection namespaces and
 #      sidecar.istio.io/inject=true pods injected with Istio's templates and values, a revision
-#      tag's caBundle kept, uninstall leaves Istio's configuration
+#      tag's caBundle kept, a foreign configuration labelled istio.io/rev=default neither written
+#      nor waited for (reported on /readyz), uninstall leaves Istio's configuration
+#   9. least privilege, per preset: the chart's ServiceAccount's effective permissions (`kubectl
+#      auth can-i --list` with its token: its namespace, any other, the probe's) are exactly
+#      deploy/helm/sidecar-injector/tests/permissions/PRESET.txt; with its token, creating a
+#      Secret, reading another Secret, creating or updating another Lease (istiod's), writing a
+#      foreign webhook configuration, changing its own webhook's url or rules, and creating a
+#      real pod are refused (RBAC or the admission policy), a dry-run pod is not
 #
 # Prints every check and last exactly one line "N passed, M failed"; exits non-zero on failure.
 #   INSTALL_E2E_KEEP=1       keep the temp dir (logs); kept anyway on failure
@@ -85,8 +92,8 @@ control_plane_up "${INSTALL_E2E_BUDGET:-600}"
 H() { "$HELM" --kubeconfig "$DIR/kubeconfig" "$@"; }
 
 # ---------------------------------------------------------------------------- 1
-scenario "1: manifests, version and RBAC in sync with the chart"
-check "deploy/manifests and the chart's files/ are what the chart renders (deploy/render-manifests.sh --check)" \
+scenario "1: manifests, RBAC and version in sync with the chart"
+check "deploy/manifests, deploy/rbac-cluster-mode.yaml and the chart's files/ are what the chart renders (deploy/render-manifests.sh --check)" \
   "$ROOT/deploy/render-manifests.sh" --check
 check "Chart.yaml version and appVersion are the workspace version of Cargo.toml" python3 - "$ROOT/Cargo.toml" "$CHART/Chart.yaml" <<'PY'
 import re, sys, yaml
@@ -95,18 +102,6 @@ want = re.search(r'^\[workspace\.package\][^\[]*?^version\s*=\s*"([^"]+)"', carg
 chart = yaml.safe_load(open(sys.argv[2]))
 got = (chart["version"], chart["appVersion"])
 assert got == (want, want), f"Chart.yaml version/appVersion {got}, workspace version {want}"
-PY
-"$HELM" template "$REL" "$CHART" --namespace istio-system --set probe.enabled=true > "$DIR/rbac-render.yaml"
-check "the chart's ClusterRole and Role rules are exactly deploy/rbac-cluster-mode.yaml's" python3 - "$DIR/rbac-render.yaml" "$ROOT/deploy/rbac-cluster-mode.yaml" <<'PY'
-import json, sys, yaml
-# The file's optional probe part included: the chart renders it with probe.enabled.
-def rules(path):
-    docs = [d for d in yaml.safe_load_all(open(path)) if d]
-    return {k: sorted((d["metadata"].get("namespace", ""), json.dumps(d["rules"], sort_keys=True))
-                      for d in docs if d["kind"] == k) for k in ("ClusterRole", "Role")}
-chart, doc = rules(sys.argv[1]), rules(sys.argv[2])
-for kind in ("ClusterRole", "Role"):
-    assert chart[kind] == doc[kind], f"{kind} rules differ:\n chart: {chart[kind]}\n  file: {doc[kind]}"
 PY
 scenario_end
 
@@ -178,6 +173,66 @@ args = by["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
 for a in ["--service-name=istiod", "--webhook-config=istio-sidecar-injector", "--injector-configmap=istio-sidecar-injector", "--mesh-configmap=istio", "--ca-secret=sidecar-injector-ca", "--lease-name=sidecar-injector-leader"]:
     assert a in args, (a, args)
 PY
+check "least privilege as rendered: every Secret, Lease and ConfigMap rule names its objects, nothing creates Secrets or Leases; the CA Secret (empty, kept on uninstall) and the Lease are the chart's; webhooks patched by name but in the Istio drop-in; the admission policy bound to the ServiceAccount; the Service without the monitoring port; a NetworkPolicy" \
+  python3 - "$DIR"/render-default.yaml "$DIR"/render-opt-out.yaml "$DIR"/render-istio.yaml <<'PY'
+import sys, yaml
+for path in sys.argv[1:]:
+    docs = [d for d in yaml.safe_load_all(open(path)) if d]
+    by = {}
+    for d in docs: by.setdefault(d["kind"], []).append(d)
+    ns = by["Deployment"][0]["metadata"]["namespace"]
+    sa = by["ServiceAccount"][0]["metadata"]["name"]
+    role = [r for r in by["Role"] if r["metadata"]["namespace"] == ns][0]
+    for rule in role["rules"]:
+        assert "create" not in rule["verbs"], (path, rule)
+        if set(rule["resources"]) & {"secrets", "leases", "configmaps"}:
+            assert rule.get("resourceNames"), (path, "a rule without resourceNames", rule)
+    names = {r["resources"][0]: r["resourceNames"] for r in role["rules"]}
+    secret, lease = by["Secret"][0], by["Lease"][0]
+    assert names["secrets"] == [secret["metadata"]["name"]] and "data" not in secret, (path, names, secret)
+    assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep", path
+    assert names["leases"] == [lease["metadata"]["name"]], (path, names)
+    cluster = by["ClusterRole"][0]["rules"]
+    mwc = [r for r in cluster if r["resources"] == ["mutatingwebhookconfigurations"]][0]
+    webhook = by["MutatingWebhookConfiguration"][0]["metadata"]["name"]
+    if path.endswith("render-istio.yaml"):
+        assert "resourceNames" not in mwc, (path, mwc)   # revision tags have any name
+    else:
+        assert mwc.get("resourceNames") == [webhook], (path, mwc)
+    assert all("create" not in r["verbs"] for r in cluster if r["resources"] != ["events"]), (path, cluster)
+    policies = {p["metadata"]["name"]: p for p in by["ValidatingAdmissionPolicy"]}
+    bound = {b["spec"]["policyName"] for b in by["ValidatingAdmissionPolicyBinding"]}
+    assert set(policies) == bound and len(policies) == 1, (path, set(policies), bound)
+    for p in policies.values():
+        want = f'request.userInfo.username == "system:serviceaccount:{ns}:{sa}"'
+        assert p["spec"]["matchConditions"][0]["expression"] == want, p["spec"]["matchConditions"]
+    assert [p["name"] for p in by["Service"][0]["spec"]["ports"]] == ["https-webhook"], path
+    ingress = by["NetworkPolicy"][0]["spec"]["ingress"]
+    assert ingress[0]["ports"][0]["port"] == 15017 and "from" not in ingress[0], ingress
+    assert ingress[1]["ports"][0]["port"] == 15014 and ingress[1]["from"][0]["namespaceSelector"], ingress
+print("ok")
+PY
+# kinds_of HELM-ARGS...: the kinds `helm template` renders, one per line
+kinds_of() { "$HELM" template "$REL" "$CHART" --namespace "$NS" "$@" | sed -n 's/^kind: //p'; }
+no_policy_when() { ! kinds_of "$@" | grep -qx ValidatingAdmissionPolicy; }
+check "no admission policy with admissionPolicy.enabled=false" no_policy_when --set admissionPolicy.enabled=false
+check "no admission policy for a Kubernetes before 1.30 (no admissionregistration.k8s.io/v1 policies)" no_policy_when --kube-version 1.29.0
+external_reads_only() {
+  local out; out=$("$HELM" template "$REL" "$CHART" --namespace "$NS" --set certificates.mode=external) || return 1
+  ! sed -n 's/^kind: //p' <<< "$out" | grep -qx Secret &&
+  grep -A1 "resourceNames: \[$REL-tls\]" <<< "$out" | grep -q 'verbs: \[list, watch\]'
+}
+check "certificates.mode=external: no CA Secret, and the tls Secret is only listed and watched" external_reads_only
+probe_policy() {
+  [ "$(kinds_of --set probe.enabled=true | grep -cx ValidatingAdmissionPolicy)" = 2 ] &&
+  "$HELM" template "$REL" "$CHART" --namespace "$NS" --set probe.enabled=true | grep -q 'expression: request.dryRun == true'
+}
+check "the probe adds the policy that lets the ServiceAccount create pods only as dry runs" probe_policy
+fewer_rules() {
+  ! "$HELM" template "$REL" "$CHART" --set-string nativeSidecars=true --show-only templates/clusterrole.yaml | grep -q nodes &&
+  ! "$HELM" template "$REL" "$CHART" --set events=false --show-only templates/clusterrole.yaml | grep -Eq 'events|replicasets|jobs'
+}
+check "nativeSidecars fixed: no nodes rule; events=false: no Events nor owners' rules" fewer_rules
 # The chart's ConfigMap with every injectorConfig key set, read by the injector's own strict
 # loader (`inject`, the same loader as serve's ConfigMap watch).
 cat > "$DIR/all-keys.yaml" <<'EOF'
@@ -411,7 +466,8 @@ bundle() { K get mutatingwebhookconfiguration "$WEBHOOK" -o jsonpath='{.webhooks
 has_bundle() { [ -n "$(bundle)" ]; }
 run "the injector filled the caBundle of $WEBHOOK" poll "$WAIT" has_bundle
 T_BUNDLE=$(secs_since "$T_START")
-check "the CA Secret it created is the chart's caSecret ($NS/$REL-ca)" K -n "$NS" get secret "$REL-ca"
+filled() { [ "$(K -n "$NS" get secret "$REL-ca" -o jsonpath='{.data.ca\.crt}' | base64 -d | head -c 27)" = '-----BEGIN CERTIFICATE-----' ]; }
+check "it filled the chart's empty CA Secret $NS/$REL-ca (an update: it may not create Secrets)" filled
 check "it holds the chart's Lease ($REL-leader) as $POD_NAME_GIVEN (POD_NAME)" poll "$WAIT" bash -c \
   "[ \"\$('$DIR/kubectl' -n $NS get lease $REL-leader -o jsonpath='{.spec.holderIdentity}')\" = '$POD_NAME_GIVEN' ]"
 # The chart's probe (probe.enabled): its namespaces and Roles from the chart, the canary through
@@ -527,14 +583,21 @@ scenario_end
 scenario "7: helm uninstall"
 check "helm uninstall $REL" H uninstall "$REL" --namespace "$NS"
 check "no MutatingWebhookConfiguration is left" bash -c "[ -z \"\$('$DIR/kubectl' get mutatingwebhookconfigurations -o name)\" ]"
-check "no object of the release is left (Deployment, Service, ConfigMaps, RBAC)" bash -c "
-  [ -z \"\$('$DIR/kubectl' -n $NS get deployment,service,configmap,serviceaccount,role,rolebinding,poddisruptionbudget -l app.kubernetes.io/instance=$REL -o name)\" ] &&
-  [ -z \"\$('$DIR/kubectl' get clusterrole,clusterrolebinding -l app.kubernetes.io/instance=$REL -o name)\" ]"
+check "no object of the release is left (Deployment, Service, ConfigMaps, RBAC, Lease, NetworkPolicy, admission policy)" bash -c "
+  [ -z \"\$('$DIR/kubectl' -n $NS get deployment,service,configmap,serviceaccount,role,rolebinding,poddisruptionbudget,lease,networkpolicy -l app.kubernetes.io/instance=$REL -o name)\" ] &&
+  [ -z \"\$('$DIR/kubectl' get clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding -l app.kubernetes.io/instance=$REL -o name)\" ]"
 stop_injector
 check "with the injector gone, pods in e2e-enabled are created (not injected): no webhook points at nothing" not_injected e2e-enabled "p$((++N))"
-check "left behind, as the README says: the CA Secret $REL-ca and the Lease $REL-leader" bash -c "
-  '$DIR/kubectl' -n $NS get secret $REL-ca >/dev/null && '$DIR/kubectl' -n $NS get lease $REL-leader >/dev/null"
-check "the README's command removes them" bash -c "'$DIR/kubectl' -n $NS delete secret $REL-ca && '$DIR/kubectl' -n $NS delete lease $REL-leader"
+CA_KEPT=$(K -n "$NS" get secret "$REL-ca" -o jsonpath='{.data.ca\.crt}')
+check "left behind, as the README says: the CA Secret $REL-ca with its CA (helm.sh/resource-policy: keep)" test -n "$CA_KEPT"
+readopted() {
+  H install "$REL" "$CHART" "${INSTALL_ARGS[@]}" --set probe.enabled=false >/dev/null &&
+  [ "$(K -n "$NS" get secret "$REL-ca" -o jsonpath='{.data.ca\.crt}')" = "$CA_KEPT" ] &&
+  [ "$(K -n "$NS" get secret "$REL-ca" -o jsonpath='{.metadata.annotations.meta\.helm\.sh/release-name}')" = "$REL" ] &&
+  H uninstall "$REL" --namespace "$NS" >/dev/null
+}
+check "installed again, the release adopts the kept Secret and its CA (the webhooks' trust survives a reinstall); uninstalled again" readopted
+check "the README's command removes it" K -n "$NS" delete secret "$REL-ca"
 scenario_end
 
 # ---------------------------------------------------------------------------- 8
@@ -577,6 +640,23 @@ webhooks:
   admissionReviewVersions: [v1]
   failurePolicy: Fail
 EOF2
+# Someone else's webhook, labelled to look like one of the revision's: it points at another
+# Service and selects nothing, so the API server never calls it.
+check "a foreign configuration not-the-injector labelled istio.io/rev=default (service other/hooks, another CA's caBundle, selects nothing)" K apply -f - <<EOF2
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: not-the-injector
+  labels: {istio.io/rev: default}
+webhooks:
+- name: hooks.example.com
+  clientConfig: {service: {namespace: other, name: hooks}, caBundle: "$(base64 -w0 < "$KUBE_CA_FILE")"}
+  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+  namespaceSelector: {matchLabels: {never: selected}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  failurePolicy: Ignore
+EOF2
 check "helm install $REL -n $INS -f values-istio.yaml --set injectorConfig.create=false (Istio's ConfigMap read as it is)" \
   H install "$REL" "$CHART" --namespace "$INS" -f "$CHART/values-istio.yaml" --set injectorConfig.create=false \
     --set "webhook.url=https://127.0.0.1:$IPORT/inject" --set "certificates.dnsNames={127.0.0.1}" \
@@ -597,6 +677,19 @@ WEBHOOK=istio-sidecar-injector
 run "it filled the caBundle of istio-sidecar-injector" poll "$WAIT" has_bundle
 tag_bundle() { [ -n "$(K get mutatingwebhookconfiguration istio-revision-tag-prod -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" ]; }
 run "and of the revision tag istio-revision-tag-prod (labelled istio.io/rev=default)" poll "$WAIT" tag_bundle
+foreign_reported() {
+  curl -fsS --max-time 2 "${PROBES[0]}" | python3 -c '
+import json, sys
+foreign = json.load(sys.stdin)["cluster"]["foreignWebhooks"]
+sys.exit(not any(f["configuration"] == "not-the-injector" and f["target"] == "service other/hooks:443" for f in foreign))'
+}
+run "the foreign configuration is reported on /readyz (cluster.foreignWebhooks)" poll "$WAIT" foreign_reported
+untouched() {
+  [ "$(K get mutatingwebhookconfiguration not-the-injector -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" = "$(base64 -w0 < "$KUBE_CA_FILE")" ] &&
+  ! K get mutatingwebhookconfiguration not-the-injector -o jsonpath='{.metadata.managedFields[*].manager}' | grep -q sidecar-injector
+}
+check "and never written: its caBundle is its own, no field of it is managed by sidecar-injector" untouched
+check "remove the foreign configuration" K delete mutatingwebhookconfiguration not-the-injector
 run "a pod in e2e-rev (istio.io/rev=default) is injected with Istio's template and values (tag $WANT_TAG)" poll "$WAIT" injected_with e2e-rev "p$((++N))" "$WANT_TAG"
 check "a pod in e2e-enabled (istio-injection=enabled) is injected" injected_with e2e-enabled "p$((++N))" "$WANT_TAG"
 check "a pod labelled sidecar.istio.io/inject=true in the unlabelled e2e-plain is injected (Istio's object webhook)" injected_with e2e-plain "p$((++N))" "$WANT_TAG" 'sidecar.istio.io/inject: "true"'
@@ -607,4 +700,134 @@ check "no istio-sidecar-injector webhook is left (the revision tag, not the char
   [ \"\$('$DIR/kubectl' get mutatingwebhookconfigurations -o name)\" = mutatingwebhookconfiguration.admissionregistration.k8s.io/istio-revision-tag-prod ]"
 check "Istio's ConfigMap is still there" K -n "$INS" get configmap istio-sidecar-injector
 stop_injector
+scenario_end
+
+# ---------------------------------------------------------------------------- 9
+scenario "9: least privilege, per preset: effective permissions and refused attempts"
+PERMISSIONS=$CHART/tests/permissions
+# permissions KUBECONFIG RELEASE-NS PROBE-NS OPTED-OUT-NS: the effective permissions of the
+# kubeconfig's credential, one rule per line: "SCOPE RESOURCE NON-RESOURCE-URLS NAMES VERBS"
+permissions() {
+  local kc=$1 scope
+  for scope in "release:$2" "elsewhere:default" "probe:$3" "probe-opted-out:$4"; do
+    K --kubeconfig "$kc" auth can-i --list -n "${scope#*:}" | awk -v s="${scope%%:*}" 'NR > 1 { $1 = $1; print s, $0 }' ||
+      return 1
+  done | LC_ALL=C sort
+}
+# same_permissions PRESET ARGS-OF-permissions...: equal to tests/permissions/PRESET.txt (without
+# its comments); INSTALL_E2E_WRITE_PERMISSIONS=1 rewrites the file instead
+same_permissions() {
+  local preset=$1 want=$PERMISSIONS/$1.txt got; shift
+  got=$(permissions "$@") || return 1
+  if [ -n "${INSTALL_E2E_WRITE_PERMISSIONS:-}" ]; then
+    { sed -n '/^#/p' "$want" 2>/dev/null; printf '%s\n' "$got"; } > "$want.new" && mv "$want.new" "$want"
+  fi
+  diff -u <(grep -v '^#' "$want") <(printf '%s\n' "$got") || { echo "(differences: - the list kept in the repository, + what the API server says)"; return 1; }
+}
+# denied DESCRIPTION PATTERN COMMAND...: the command fails and its message matches PATTERN
+denied() {
+  local what=$1 pat=$2 out; shift 2
+  if out=$("$@" 2>&1); then bad "$what: it was allowed"; printf '%s\n' "$out" | head -n 5 | sed 's/^/    /'; return; fi
+  if grep -Eq "$pat" <<< "$out"; then ok "$what"; log "    the API server said: $(tr '\n' ' ' <<< "$out" | cut -c1-240)"
+  else bad "$what: the message does not match /$pat/"; printf '%s\n' "$out" | head -n 5 | sed 's/^/    /'; fi
+}
+# apply_as KUBECONFIG: server-side apply of stdin as the injector does it (its field manager, forced)
+apply_as() { K --kubeconfig "$1" apply --server-side --force-conflicts --field-manager=sidecar-injector -f -; }
+for p in "default::perm-default" "opt-out:values-opt-out.yaml:perm-opt-out" "istio:values-istio.yaml:istio-system"; do
+  IFS=: read -r pname pvalues pns <<< "$p"
+  vargs=(); [ -n "$pvalues" ] && vargs=(-f "$CHART/$pvalues")
+  [ "$pname" = istio ] && vargs+=(--set injectorConfig.create=false)
+  on=perm-$pname-probe off=perm-$pname-off kc=$DIR/perm-$pname.kubeconfig
+  alloc_port closed
+  check "$pname: helm install in $pns (probe on in $on and $off; webhook url to a closed loopback port, failurePolicy Ignore: nothing waits for it)" \
+    H install "$REL" "$CHART" --namespace "$pns" --create-namespace "${vargs[@]}" \
+      --set "webhook.url=https://127.0.0.1:$closed/inject" --set "certificates.dnsNames={127.0.0.1}" --set webhook.failurePolicy=Ignore \
+      --set probe.enabled=true --set "probe.namespace=$on" --set "probe.optedOutNamespace=$off"
+  sa=$(K -n "$pns" get deployment "$REL" -o jsonpath='{.spec.template.spec.serviceAccountName}')
+  check "$pname: a kubeconfig with a token of $pns/$sa only" sa_kubeconfig "$pns" "$sa" "$kc" 10m
+  check "$pname: its effective permissions (in $pns, elsewhere, in $on and $off) are exactly tests/permissions/$pname.txt" \
+    same_permissions "$pname" "$kc" "$pns" "$on" "$off"
+  # What a compromised injector would try first, with the ServiceAccount's own token.
+  denied "$pname: it cannot create a Secret (a token Secret, a mesh CA)" 'forbidden.*cannot create resource "secrets"' \
+    K --kubeconfig "$kc" -n "$pns" create secret generic e2e-minted --from-literal=k=v
+  K -n "$pns" create secret generic e2e-other --from-literal=k=v >/dev/null
+  denied "$pname: it cannot read another Secret of its namespace" 'forbidden.*cannot get resource "secrets"' \
+    K --kubeconfig "$kc" -n "$pns" get secret e2e-other
+  denied "$pname: it cannot list the Secrets of its namespace" 'forbidden.*cannot list resource "secrets"' \
+    K --kubeconfig "$kc" -n "$pns" get secrets
+  # istiod's leader-election Leases (the Istio drop-in shares istio-system with istiod).
+  for lease in istio-namespace-controller-election istio-gateway-status-leader; do
+    K -n "$pns" apply -f - >/dev/null <<EOF2
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $lease}
+spec: {holderIdentity: istiod-0, leaseDurationSeconds: 30}
+EOF2
+  done
+  denied "$pname: it cannot update istiod's Lease istio-namespace-controller-election" 'forbidden.*cannot update resource "leases"' \
+    bash -c "'$DIR/kubectl' -n '$pns' get lease istio-namespace-controller-election -o json | '$DIR/kubectl' --kubeconfig '$kc' replace -f -"
+  denied "$pname: it cannot take istiod's Lease istio-gateway-status-leader (patch)" 'forbidden.*cannot patch resource "leases"' \
+    apply_as "$kc" <<EOF2
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: istio-gateway-status-leader, namespace: $pns}
+spec: {holderIdentity: injector}
+EOF2
+  K apply -f - >/dev/null <<EOF2
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: not-the-injector
+  labels: {istio.io/rev: default}
+webhooks:
+- name: hooks.example.com
+  clientConfig: {service: {namespace: other, name: hooks}}
+  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+  namespaceSelector: {matchLabels: {never: selected}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  failurePolicy: Ignore
+EOF2
+  # Denied by RBAC where the chart's configuration is patched by name, by the admission policy in
+  # the drop-in (which may patch any configuration: revision tags).
+  denied "$pname: it cannot write the caBundle of a foreign configuration labelled istio.io/rev=default" \
+    'forbidden.*cannot patch resource "mutatingwebhookconfigurations"|may change the caBundle only of webhooks that point at the injector' \
+    apply_as "$kc" <<EOF2
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: not-the-injector}
+webhooks:
+- name: hooks.example.com
+  clientConfig: {caBundle: "$(base64 -w0 < "$KUBE_CA_FILE")"}
+EOF2
+  mwc=$(K get mutatingwebhookconfigurations -l "app.kubernetes.io/instance=$REL" -o jsonpath='{.items[0].metadata.name}')
+  hook=$(K get mutatingwebhookconfiguration "$mwc" -o jsonpath='{.webhooks[0].name}')
+  own() {   # own KUBECONFIG CLIENT-CONFIG-AND-MORE: apply to the first webhook of the chart's configuration
+    apply_as "$1" <<EOF2
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: $mwc}
+webhooks:
+- name: $hook
+  $2
+EOF2
+  }
+  check "$pname: it may set the caBundle of its own webhook $mwc/$hook (what it is for)" \
+    own "$kc" "clientConfig: {caBundle: \"$(base64 -w0 < "$KUBE_CA_FILE")\"}"
+  denied "$pname: it cannot change its webhook's url (the admission policy)" 'may change only webhooks\[\*\]\.clientConfig\.caBundle' \
+    own "$kc" "clientConfig: {url: \"https://127.0.0.1:1/elsewhere\"}"
+  denied "$pname: it cannot change its webhook's rules (the admission policy)" 'may change only webhooks\[\*\]\.clientConfig\.caBundle' \
+    own "$kc" "rules: [{operations: [CREATE, UPDATE], apiGroups: ['*'], apiVersions: ['*'], resources: ['*']}]"
+  denied "$pname: it cannot create a real pod in the probe namespace $off (the admission policy: dry runs only)" \
+    'may create pods only as dry runs' K --kubeconfig "$kc" -n "$off" run e2e-real --image=registry.invalid/pause:1
+  check "$pname: ... while the probe's dry-run create there is allowed" \
+    K --kubeconfig "$kc" -n "$off" run e2e-dry --image=registry.invalid/pause:1 --dry-run=server
+  denied "$pname: it cannot create a pod outside the probe namespaces" 'forbidden.*cannot create resource "pods"' \
+    K --kubeconfig "$kc" -n "$pns" run e2e-real --image=registry.invalid/pause:1 --dry-run=server
+  check "$pname: helm uninstall; the kept CA Secret, the test's Secret, Leases and foreign configuration removed" bash -c "
+    '$HELM' --kubeconfig '$DIR/kubeconfig' uninstall $REL --namespace '$pns' >/dev/null &&
+    '$DIR/kubectl' -n '$pns' delete secret $REL-ca e2e-other --ignore-not-found >/dev/null &&
+    '$DIR/kubectl' -n '$pns' delete lease istio-namespace-controller-election istio-gateway-status-leader >/dev/null &&
+    '$DIR/kubectl' delete mutatingwebhookconfiguration not-the-injector >/dev/null"
+done
 scenario_end
