@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
 # Cluster mode end to end: `sidecar-injector serve --cluster` as local processes against the real
 # kube-apiserver of tests/e2e/control-plane.sh, with a ServiceAccount token bound to exactly the
-# documented permissions (deploy/rbac-cluster-mode.yaml) as its only credential. Webhooks are
-# registered by `url: https://127.0.0.1:PORT/inject` only; nothing dials a Service or pod IP.
+# documented permissions (deploy/rbac-cluster-mode.yaml, its admission policy included) as its
+# only credential. Webhooks are registered by `url: https://127.0.0.1:PORT/inject` only; nothing
+# dials a Service or pod IP. The API server presents a client certificate to webhooks (its
+# admission configuration), for scenario 8.
 #
 #   1. a MutatingWebhookConfiguration created with an EMPTY caBundle is filled by the injector
 #      and pods are then injected; another one it does not manage shows the x509 error until it
 #      is labelled istio.io/rev=default, then it is cured too (time to a patched caBundle and to
-#      the first admission are printed)
-#   2. two replicas: one CA (one Secret), one leader (Lease); the leader is SIGKILLed, the other
-#      takes over within the Lease duration; a caBundle edited by hand is put back
+#      the first admission are printed); the empty CA Secret of the manifests is filled
+#   2. two replicas: one CA (one Secret, no Secret created), one leader (Lease); the leader is
+#      SIGKILLed, the other takes over within the Lease duration; a caBundle edited by hand is
+#      put back
 #   3. CA rotation (CA validity shortened to 60 s) while pods are created in a loop: zero
-#      failed creations, and the CA Secret went through at least one promotion
+#      failed creations, and the CA Secret went through at least one promotion, although a
+#      foreign configuration labelled istio.io/rev=default (another Service, another CA) never
+#      trusts the new CA: it is never written, /readyz and the log report it, and so does doctor
 #   4. ConfigMap edits: a good one changes the next injection, a bad one is rejected (readyz,
 #      metric) while the previous behaviour continues; deleting the ConfigMap keeps the last
-#      good one; a replica whose ConfigMap does not exist is not ready and says why
+#      good one; a replica whose ConfigMap does not exist is not ready and says why; one whose CA
+#      Secret and Lease do not exist creates neither and says what creates them
 #   5. revision `canary` beside `default`, each injecting its own namespaces, and the revision
 #      tag `prod` (istio-revision-tag-prod, created with an empty caBundle) patched by canary
 #   6. Events on the owning Deployment for injected and skipped pods; a scale-up to 40 replicas
 #      makes one Event whose series count is 40
-#   7. least privilege: the token cannot read what it does not need
+#   7. least privilege: the token cannot read, create or take what it does not need
+#   8. caller authentication: a replica with --client-ca answers the API server (which presents
+#      its client certificate) and refuses callers without one or with another CA's; a replica
+#      trusting another CA makes the API server's calls fail closed; the file is reloaded
 #
 # Prints every check and last exactly one line "N passed, M failed"; exits non-zero on failure.
 #   CLUSTER_E2E_KEEP=1       keep the temp dir (logs); kept anyway on failure
@@ -51,12 +60,89 @@ trap e2e_interrupted INT TERM
 # ---------------------------------------------------------------------------- set-up
 build_release || exit 1
 command -v curl >/dev/null || { bad "curl is needed"; exit 1; }
+# Caller authentication (scenario 8): the API server presents a client certificate to webhooks,
+# as its admission configuration's kubeconfig says (docs/security.md). The CA that signed it is
+# what `serve --client-ca` trusts.
+client_pki() {
+  local p=$DIR/client-pki
+  mkdir -p "$p" && cd "$p" || return 1
+  for ca in apiserver-client-ca other-client-ca; do
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=$ca" \
+      -keyout "$ca.key" -out "$ca.crt" -addext basicConstraints=critical,CA:TRUE \
+      -addext keyUsage=critical,keyCertSign 2>/dev/null || return 1
+  done
+  leaf() {   # leaf NAME CA
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" -keyout "$1.key" -out "$1.csr" 2>/dev/null &&
+    printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' > "$1.ext" &&
+    openssl x509 -req -in "$1.csr" -CA "$2.crt" -CAkey "$2.key" -CAcreateserial -days 2 -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+  }
+  leaf kube-apiserver-webhook-client apiserver-client-ca && leaf stranger other-client-ca || return 1
+  cat > webhook-kubeconfig.yaml <<EOF2
+apiVersion: v1
+kind: Config
+users:
+- name: "*"
+  user:
+    client-certificate: $p/kube-apiserver-webhook-client.crt
+    client-key: $p/kube-apiserver-webhook-client.key
+EOF2
+  cat > admission.yaml <<EOF2
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $p/webhook-kubeconfig.yaml
+EOF2
+  cp apiserver-client-ca.crt client-ca.pem
+}
+check "a client CA, the API server's webhook client certificate from it, and the admission configuration that makes the API server present it" client_pki
+export KUBE_APISERVER_EXTRA_ARGS="${KUBE_APISERVER_EXTRA_ARGS:-} --admission-control-config-file=$DIR/client-pki/admission.yaml"
 control_plane_up "${CLUSTER_E2E_BUDGET:-600}"
 SA() { K --kubeconfig "$DIR/sa.kubeconfig" "$@"; }
 
-check "namespace istio-system and the injector's permissions (deploy/rbac-cluster-mode.yaml; canary names added)" bash -c "
-  '$DIR/kubectl' create namespace istio-system &&
-  sed 's/resourceNames: \[sidecar-injector-ca, /resourceNames: [sidecar-injector-ca, sidecar-injector-ca-canary, /' '$ROOT/deploy/rbac-cluster-mode.yaml' | '$DIR/kubectl' apply -f -"
+check "namespace istio-system and the injector's permissions (deploy/rbac-cluster-mode.yaml, 127.0.0.1 among its hosts)" bash -c "
+  $(declare -f cluster_mode_rbac); ROOT='$ROOT'
+  '$DIR/kubectl' create namespace istio-system && cluster_mode_rbac | '$DIR/kubectl' apply -f -"
+# The other revision (canary) and two replicas started with objects that do not exist get names
+# of their own, granted the way the chart grants its release's, and created the way it does.
+check "the canary revision's names (its CA Secret, Lease and ConfigMaps) and those of the missing-object replicas, granted by name; the canary's empty Secret and Lease created" \
+  K apply -f - <<'EOF'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: sidecar-injector-e2e-names, namespace: istio-system}
+rules:
+- apiGroups: [""]
+  resources: [secrets]
+  resourceNames: [sidecar-injector-ca-canary, sidecar-injector-ca-missing]
+  verbs: [list, watch, update]
+- apiGroups: [""]
+  resources: [configmaps]
+  resourceNames: [istio-sidecar-injector-canary, istio-canary, missing-e2e]
+  verbs: [list, watch]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  resourceNames: [sidecar-injector-leader-canary, sidecar-injector-leader-missing]
+  verbs: [get, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: sidecar-injector-e2e-names, namespace: istio-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: sidecar-injector-e2e-names}
+subjects: [{kind: ServiceAccount, name: sidecar-injector, namespace: istio-system}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sidecar-injector-ca-canary, namespace: istio-system}
+type: Opaque
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: sidecar-injector-leader-canary, namespace: istio-system}
+EOF
+SECRETS_BEFORE=$(K -n istio-system get secrets -o name | sort | tr '\n' ' ')
 make_sa_kubeconfig() { sa_kubeconfig istio-system sidecar-injector "$DIR/sa.kubeconfig"; }
 check "a kubeconfig with the ServiceAccount's token only (kubectl create token)" make_sa_kubeconfig
 check "namespaces: e2e-enabled (istio-injection=enabled), e2e-unmanaged, e2e-canary (istio.io/rev=canary), e2e-prod (istio.io/rev=prod)" bash -c "
@@ -153,7 +239,7 @@ run "a pod in e2e-enabled is injected (proxy tag e2e-1)" poll "$WAIT" injected_w
 T_FIRST=$(secs_since "$T_START")
 log "start to ready: $T_READY s; to a patched caBundle: $T_BUNDLE s; to the first admission served through the API server: $T_FIRST s"
 DURATIONS+=("injector start -> ready $T_READY s, -> caBundle patched $T_BUNDLE s, -> first admission $T_FIRST s")
-check "the CA Secret istio-system/sidecar-injector-ca was created, and the caBundle holds its CA" bash -c "
+check "the empty CA Secret istio-system/sidecar-injector-ca (from the manifests) was filled, and the caBundle holds its CA" bash -c "
   [ \"\$('$DIR/kubectl' -n istio-system get secret sidecar-injector-ca -o jsonpath='{.data.ca\.crt}' | base64 -d | head -c 27)\" = '-----BEGIN CERTIFICATE-----' ]"
 check "unmanaged-e2e keeps its empty caBundle" bash -c "[ -z \"\$('$DIR/kubectl' get mutatingwebhookconfiguration unmanaged-e2e -o jsonpath='{.webhooks[0].clientConfig.caBundle}')\" ]"
 expect_x509() { local out; if out=$(pod e2e-unmanaged "p$((++N))" 2>&1); then echo "created: $out"; return 1; fi; echo "$out" | grep -q 'x509: certificate signed by unknown authority' || { echo "$out"; return 1; }; log "    kubectl said: $out"; }
@@ -170,7 +256,8 @@ scenario "2: two replicas, one CA, one leader; failover; a hand-edited caBundle 
 CA_BEFORE=$(secret_ca)
 start b
 run "injector b ready" poll "$WAIT" is_ready b
-check "b reuses the CA Secret (no second CA)" bash -c "[ \"\$('$DIR/kubectl' -n istio-system get secrets -l app.kubernetes.io/managed-by=sidecar-injector -o name | wc -l)\" = 1 ]"
+no_new_secret() { [ "$(K -n istio-system get secrets -o name | sort | tr '\n' ' ')" = "$SECRETS_BEFORE" ]; }
+check "b reuses the CA Secret (no Secret was created: the same as before, $SECRETS_BEFORE)" no_new_secret
 run "the Lease is held by injector-a" poll "$WAIT" bash -c "[ \"\$('$DIR/kubectl' -n istio-system get lease sidecar-injector-leader -o jsonpath='{.spec.holderIdentity}')\" = injector-a ]"
 check "b reports itself not leading (metric sidecar_injector_leader 0)" bash -c "[ \"\$(curl -s http://127.0.0.1:${MON[b]}/metrics | awk '\$1==\"sidecar_injector_leader\"{print \$2}')\" = 0 ]"
 check "point istio-sidecar-injector at b" K patch mutatingwebhookconfiguration istio-sidecar-injector --type=json \
@@ -191,7 +278,7 @@ log "hand edit put back after $(secs_since "$t") s"
 run "pods are injected again" poll "$WAIT" injected_with e2e-enabled "p$((++N))" e2e-1
 start a
 run "a restarted and ready again, following b" poll "$WAIT" is_ready a
-check "the CA Secret is still one Secret" bash -c "[ \"\$('$DIR/kubectl' -n istio-system get secrets -l app.kubernetes.io/managed-by=sidecar-injector -o name | wc -l)\" = 1 ]"
+check "still no Secret created" no_new_secret
 [ -n "$CA_BEFORE" ] && ok "CA fingerprint before: recorded" || bad "no CA before"
 scenario_end
 
@@ -200,6 +287,25 @@ scenario "3: CA rotation while pods are being created"
 check "point istio-sidecar-injector at a (a follower: rotation is the leader's, serving is everyone's)" K patch mutatingwebhookconfiguration istio-sidecar-injector --type=json \
   -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/clientConfig/url\",\"value\":\"$(url a)\"}]"
 run "pods are injected through a" poll "$WAIT" injected_with e2e-enabled "p$((++N))" e2e-1
+# Someone else's webhook labelled like one of ours: it points at another Service, trusts another
+# CA and selects nothing (the API server never calls it). Before, a rotation waited for every
+# selected webhook to trust the next CA, so this one would have held it up until the CA expired.
+FOREIGN_BUNDLE=$(base64 -w0 < "$KUBE_CA_FILE")
+check "a foreign MutatingWebhookConfiguration not-the-injector labelled istio.io/rev=default (service other/hooks, another CA, selects nothing)" K apply -f - <<EOF2
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: not-the-injector
+  labels: {istio.io/rev: default}
+webhooks:
+- name: hooks.example.com
+  clientConfig: {service: {namespace: other, name: hooks}, caBundle: "$FOREIGN_BUNDLE"}
+  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+  namespaceSelector: {matchLabels: {never: selected}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  failurePolicy: Ignore
+EOF2
 declare -A SEEN_CA=()
 SEEN_CA[$(secret_ca)]=1
 created=0; failed=0; end=$(( $(date +%s) + ${CLUSTER_E2E_ROTATION_SECONDS:-75} ))
@@ -214,6 +320,37 @@ check "zero failed creations during the rotations ($created created)" bash -c "[
 check "the CA was rotated at least once (current CA changed in the Secret)" bash -c "[ ${#SEEN_CA[@]} -ge 2 ]"
 check "a rotation step was logged by the leader" bash -c "cat '$DIR'/injector-*.log | grep -q 'every webhook trusts the next CA'"
 check "the served certificate switched CA without a restart" bash -c "cat '$DIR'/injector-*.log | grep -q 'serving certificate issued by the new CA'"
+foreign_untouched() {
+  [ "$(K get mutatingwebhookconfiguration not-the-injector -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" = "$FOREIGN_BUNDLE" ] &&
+  ! K get mutatingwebhookconfiguration not-the-injector -o jsonpath='{.metadata.managedFields[*].manager}' | grep -q sidecar-injector
+}
+check "the foreign configuration was never written (its own caBundle; no field managed by sidecar-injector) and did not hold up the rotation" foreign_untouched
+foreign_on_readyz() {
+  local name
+  for name in a b; do
+    readyz "$name" | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["cluster"]["foreignWebhooks"]
+sys.exit(f != [{"configuration": "not-the-injector", "webhook": "hooks.example.com", "target": "service other/hooks:443"}])' || return 1
+  done
+}
+check "each replica's /readyz reports it (cluster.foreignWebhooks)" foreign_on_readyz
+check "it was logged as not ours" bash -c "[ \"\$(cat '$DIR'/injector-*.log | grep -c 'selected as ours but points elsewhere')\" -ge 1 ]"
+doctor_reports_foreign() {
+  local out
+  out=$("$BIN" doctor --kubeconfig "$DIR/kubeconfig" --service-name istiod --dns-name 127.0.0.1 --no-probe --timeout 5s -o json 2>&1) || true
+  python3 -c '
+import json, sys
+report = json.loads(sys.argv[1])
+check = [c for c in report["checks"] if c["id"] == "foreign"]
+assert check and check[0]["verdict"] == "warning", check
+assert any(e.startswith("not-the-injector/hooks.example.com: service other/hooks:443, not the injector") for e in check[0]["evidence"]), check
+assert "kubectl label mutatingwebhookconfiguration not-the-injector istio.io/rev-" in check[0]["fixes"][0], check
+' "$out" || { echo "$out" | head -n 40; return 1; }
+  log "    doctor: $(python3 -c 'import json,sys; c=[c for c in json.loads(sys.argv[1])["checks"] if c["id"]=="foreign"][0]; print(c["summary"], "|", c["evidence"][0])' "$out")"
+}
+check "doctor reports the foreign webhook (the foreign check: warning, where it points, the label to remove)" doctor_reports_foreign
+check "remove the foreign configuration" K delete mutatingwebhookconfiguration not-the-injector
 scenario_end
 
 # ---------------------------------------------------------------------------- 4
@@ -237,6 +374,21 @@ start missing --injector-configmap missing-e2e --lease-name sidecar-injector-lea
 notready_why() { local body; body=$(readyz missing) || return 1; echo "$body" | grep -q '"ready":false' && echo "$body" | grep -q 'ConfigMap istio-system/missing-e2e does not exist'; }
 run "a replica whose ConfigMap does not exist is not ready and says why" poll "$WAIT" notready_why
 stop_pid "${PID[missing]}"; unset "PID[missing]"
+start nosecret --ca-secret sidecar-injector-ca-missing --lease-name sidecar-injector-leader-missing
+nosecret_why() {
+  readyz nosecret | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["ready"] is False, r
+assert r["certificate"]["lastReloadError"].startswith("Secret istio-system/sidecar-injector-ca-missing does not exist: the chart and deploy/manifests create it empty"), r["certificate"]
+assert "does not exist and this ServiceAccount may not create it" in (r["cluster"]["leaseError"] or ""), r["cluster"]'
+}
+run "a replica whose CA Secret and Lease do not exist creates neither: not ready, and /readyz says what creates them" poll "$WAIT" nosecret_why
+log "    readyz: $(readyz nosecret | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["certificate"]["lastReloadError"], "|", r["cluster"]["leaseError"])')"
+check "  ... and no Secret or Lease was created" bash -c "
+  $(declare -f K no_new_secret); DIR='$DIR'; SECRETS_BEFORE='$SECRETS_BEFORE'
+  no_new_secret && ! K -n istio-system get lease sidecar-injector-leader-missing"
+stop_pid "${PID[nosecret]}"; unset "PID[nosecret]"
 scenario_end
 
 # ---------------------------------------------------------------------------- 5
@@ -307,5 +459,65 @@ check "the token cannot read other Secrets of istio-system" cannot get secret/ot
 check "the token cannot read Secrets of other namespaces" cannot get secret/sidecar-injector-ca -n e2e-enabled
 check "the token cannot update ConfigMaps" cannot update configmaps -n istio-system
 check "the token cannot delete webhook configurations" cannot delete mutatingwebhookconfigurations
+check "the token cannot create Secrets" cannot create secrets -n istio-system
+check "the token cannot read its own CA Secret but by a watch of its name (no get)" cannot get secret/sidecar-injector-ca -n istio-system
+check "the token cannot create Leases, nor get or patch another one (istiod's)" bash -c "
+  $(declare -f K SA cannot); DIR='$DIR'
+  cannot create leases -n istio-system && cannot get lease/istio-namespace-controller-election -n istio-system &&
+  cannot patch lease/istio-namespace-controller-election -n istio-system"
+check "the token cannot list every ConfigMap of istio-system (only its own, by name)" cannot list configmaps -n istio-system
+check "the token cannot create real pods: the probe namespaces' create is limited to dry runs by the admission policy" bash -c "
+  '$DIR/kubectl' get validatingadmissionpolicy sidecar-injector-istio-system-dry-run-pods -o jsonpath='{.spec.validations[0].expression}' | grep -qx 'request.dryRun == true'"
 for name in a b c; do check "injector $name still running" alive "${PID[$name]}"; done
+scenario_end
+
+# ---------------------------------------------------------------------------- 8
+scenario "8: caller authentication (--client-ca) through the real API server"
+CP=$DIR/client-pki
+check "namespace e2e-auth (e2e=auth)" bash -c "'$DIR/kubectl' create namespace e2e-auth && '$DIR/kubectl' label namespace e2e-auth e2e=auth"
+check "serviceaccount default exists in e2e-auth" poll "$WAIT" K -n e2e-auth get serviceaccount default
+alloc_port PAUTH; alloc_port MAUTH; ADDR[auth]=$PAUTH; MON[auth]=$MAUTH; ARGS[auth]="--client-ca $CP/client-ca.pem"
+start auth
+run "injector auth (--client-ca: the API server's client CA) ready" poll "$WAIT" is_ready auth
+# Labelled istio.io/rev=default and pointing at 127.0.0.1: ours, so the leader keeps its caBundle.
+check "MutatingWebhookConfiguration client-auth-e2e for e2e-auth, pointing at auth (istio.io/rev=default: the leader fills its caBundle)" \
+  mwc client-auth-e2e "$(url auth)" e2e auth 'istio.io/rev: default'
+run "its caBundle is filled" poll "$WAIT" has_bundle client-auth-e2e
+run "a pod in e2e-auth is injected: the API server presented its client certificate" poll "$WAIT" injected_with e2e-auth "p$((++N))" e2e-3
+# call [CERT-NAME]: GET /healthz on auth's webhook port; prints the HTTP status, fails without one
+call() {
+  local id=()
+  [ -n "${1:-}" ] && id=(--cert "$CP/$1.crt" --key "$CP/$1.key")
+  curl -sS --max-time 5 --insecure "${id[@]}" -o /dev/null -w '%{http_code}' "https://127.0.0.1:${ADDR[auth]}/healthz"
+}
+refused_call() { local out; if out=$(call "$@" 2>&1); then echo "answered: $out"; return 1; fi; log "    curl said: $out"; }
+check "a caller without a client certificate gets no answer (TLS refused)" refused_call
+check "a caller with a certificate of another CA gets no answer" refused_call stranger
+check "a caller with the API server's client certificate gets an HTTP answer" call kube-apiserver-webhook-client
+# A replica that trusts another CA only: the API server's calls fail closed, with its message.
+check "namespace e2e-auth-other (e2e=auth-other)" bash -c "'$DIR/kubectl' create namespace e2e-auth-other && '$DIR/kubectl' label namespace e2e-auth-other e2e=auth-other"
+check "serviceaccount default exists in e2e-auth-other" poll "$WAIT" K -n e2e-auth-other get serviceaccount default
+alloc_port PAO; alloc_port MAO; ADDR[auth-other]=$PAO; MON[auth-other]=$MAO; ARGS[auth-other]="--client-ca $CP/other-client-ca.crt"
+start auth-other
+run "injector auth-other (--client-ca: another CA) ready" poll "$WAIT" is_ready auth-other
+check "MutatingWebhookConfiguration client-auth-other-e2e for e2e-auth-other, pointing at auth-other" \
+  mwc client-auth-other-e2e "$(url auth-other)" e2e auth-other 'istio.io/rev: default'
+run "its caBundle is filled" poll "$WAIT" has_bundle client-auth-other-e2e
+refused_by_auth() {
+  local out
+  if out=$(pod e2e-auth-other "auth-$(date +%s%N)" 2>&1); then echo "created: $out"; return 1; fi
+  grep -q 'failed calling webhook' <<< "$out" || { echo "$out"; return 1; }
+  log "    kubectl said: $(cut -c1-300 <<< "$out")"
+}
+run "the API server's calls to it are refused: pod creation in e2e-auth-other fails closed" poll "$WAIT" refused_by_auth
+# Reloading: new connections are verified against the file as it is now (a connection already
+# authenticated keeps going until it closes, as with the serving certificate).
+cp "$CP/other-client-ca.crt" "$CP/client-ca.new" && mv "$CP/client-ca.new" "$CP/client-ca.pem"
+run "auth's --client-ca file replaced by the other CA: its caller is answered" poll "$WAIT" call stranger
+check "  ... and the API server's certificate is refused" refused_call kube-apiserver-webhook-client
+cp "$CP/apiserver-client-ca.crt" "$CP/client-ca.new" && mv "$CP/client-ca.new" "$CP/client-ca.pem"
+run "the API server's CA back: its certificate is answered again" poll "$WAIT" call kube-apiserver-webhook-client
+run "pods in e2e-auth are injected through the API server" poll "$WAIT" injected_with e2e-auth "p$((++N))" e2e-3
+check "injector auth still running (reloads, no restart)" alive "${PID[auth]}"
+check "remove client-auth-e2e and client-auth-other-e2e" K delete mutatingwebhookconfiguration client-auth-e2e client-auth-other-e2e
 scenario_end

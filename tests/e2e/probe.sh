@@ -20,8 +20,9 @@
 #      injector's message; restored: green
 #   7. leader only: a second replica does not probe; the leader is SIGKILLed, the second takes
 #      over and probes
-#   8. least privilege: the token may create pods in the probe namespaces and nothing more; a probe
-#      of another namespace fails as other and says which permission is missing
+#   8. least privilege: the token may create pods in the probe namespaces and nothing more, and
+#      only as dry runs (the admission policy); a probe of another namespace fails as other and
+#      says which permission is missing
 #
 # Prints every check and last exactly one line "N passed, M failed"; exits non-zero on failure.
 #   PROBE_E2E_KEEP=1       keep the temp dir (logs); kept anyway on failure
@@ -66,8 +67,26 @@ command -v python3 >/dev/null || { bad "python3 is needed"; exit 1; }
 control_plane_up "${PROBE_E2E_BUDGET:-300}"
 SA() { K --kubeconfig "$DIR/sa.kubeconfig" "$@"; }
 
-check "namespace istio-system and deploy/rbac-cluster-mode.yaml with its optional probe part (namespaces $ON, $OFF)" bash -c "
-  '$DIR/kubectl' create namespace istio-system && '$DIR/kubectl' apply -f '$ROOT/deploy/rbac-cluster-mode.yaml'"
+check "namespace istio-system and deploy/rbac-cluster-mode.yaml with its optional probe part (namespaces $ON, $OFF; 127.0.0.1 among the policy's hosts)" bash -c "
+  $(declare -f cluster_mode_rbac); ROOT='$ROOT'
+  '$DIR/kubectl' create namespace istio-system && cluster_mode_rbac | '$DIR/kubectl' apply -f -"
+# Scenario 8's replica leads with a Lease of its own: granted by name and created, as the chart does.
+check "the Lease sidecar-injector-leader-c, granted by name and created" K apply -f - <<'EOF'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: sidecar-injector-e2e-lease-c, namespace: istio-system}
+rules: [{apiGroups: [coordination.k8s.io], resources: [leases], resourceNames: [sidecar-injector-leader-c], verbs: [get, patch]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: sidecar-injector-e2e-lease-c, namespace: istio-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: sidecar-injector-e2e-lease-c}
+subjects: [{kind: ServiceAccount, name: sidecar-injector, namespace: istio-system}]
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: sidecar-injector-leader-c, namespace: istio-system}
+EOF
 make_sa_kubeconfig() { sa_kubeconfig istio-system sidecar-injector "$DIR/sa.kubeconfig"; }
 check "a kubeconfig with the ServiceAccount's token only (kubectl create token)" make_sa_kubeconfig
 for ns in "$ON" "$OFF"; do
@@ -367,6 +386,13 @@ cannot() { [ "$(SA auth can-i "$@" 2>/dev/null)" = no ]; }
 check "the token can create pods in $ON and $OFF" bash -c "$(declare -f K SA can); DIR='$DIR'; can create pods -n $ON && can create pods -n $OFF"
 check "it cannot create pods elsewhere" cannot create pods -n default
 check "it cannot get, list or delete pods in the probe namespaces" bash -c "$(declare -f K SA cannot); DIR='$DIR'; cannot get pods -n $ON && cannot list pods -n $ON && cannot delete pods -n $ON"
+real_pod_denied() {
+  local out
+  if out=$(SA -n "$OFF" run e2e-real --image=registry.invalid/pause:1 2>&1); then echo "created: $out"; return 1; fi
+  grep -q 'may create pods only as dry runs' <<< "$out" || { echo "$out"; return 1; }
+  log "    kubectl said: $out"
+}
+check "a real (not dry-run) pod in $OFF is refused by the admission policy" real_pod_denied
 start c --probe-namespace default --lease-name sidecar-injector-leader-c
 run "injector c (its own Lease; probe namespace default, outside the probe's Role) ready" poll "$WAIT" is_ready c
 forbidden() {
