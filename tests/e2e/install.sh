@@ -233,6 +233,17 @@ fewer_rules() {
   ! "$HELM" template "$REL" "$CHART" --set events=false --show-only templates/clusterrole.yaml | grep -Eq 'events|replicasets|jobs'
 }
 check "nativeSidecars fixed: no nodes rule; events=false: no Events nor owners' rules" fewer_rules
+client_ca_mounted() {
+  "$HELM" template "$REL" "$CHART" --namespace "$NS" --set clientCA.configMap=apiserver-client-ca \
+    --show-only templates/deployment.yaml | python3 -c '
+import sys, yaml
+pod = yaml.safe_load(sys.stdin)["spec"]["template"]["spec"]; c = pod["containers"][0]
+assert "--client-ca=/etc/sidecar-injector/client-ca/ca.crt" in c["args"], c["args"]
+assert {"name": "client-ca", "mountPath": "/etc/sidecar-injector/client-ca", "readOnly": True} in c["volumeMounts"], c["volumeMounts"]
+assert {"name": "client-ca", "configMap": {"name": "apiserver-client-ca"}} in pod["volumes"], pod["volumes"]' &&
+  ! "$HELM" template "$REL" "$CHART" --namespace "$NS" --show-only templates/deployment.yaml | grep -q client-ca
+}
+check "clientCA.configMap mounts the ConfigMap read-only and passes --client-ca (nothing of it without)" client_ca_mounted
 # The chart's ConfigMap with every injectorConfig key set, read by the injector's own strict
 # loader (`inject`, the same loader as serve's ConfigMap watch).
 cat > "$DIR/all-keys.yaml" <<'EOF'

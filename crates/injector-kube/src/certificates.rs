@@ -169,8 +169,11 @@ impl Reconciler {
                     Ok(set) => set,
                     Err(error) => {
                         self.report(Some(format!(
-                            "{} is not a usable CA: {error}; it is left as it is (fix it, or delete it to have a new CA generated)",
-                            self.secret_label()
+                            "{} is not a usable CA: {error}; it is left as it is (fix it, or empty it to have a new CA generated: \
+                             `kubectl -n {} patch secret {} --type=json -p '[{{\"op\":\"remove\",\"path\":\"/data\"}}]'`)",
+                            self.secret_label(),
+                            self.namespace,
+                            self.mode.secret()
                         )));
                         return;
                     }
