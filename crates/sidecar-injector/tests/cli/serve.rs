@@ -102,6 +102,30 @@ fn the_probe_needs_cluster_mode() {
     );
 }
 
+#[test]
+fn a_client_ca_file_without_a_ca_stops_serve_naming_it() {
+    let files = crate::util::Files::new();
+    let bad = files.write("client-ca.pem", "not a certificate");
+    let out = Command::new(env!("CARGO_BIN_EXE_sidecar-injector"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--monitoring-addr",
+            "127.0.0.1:0",
+        ])
+        .arg("--client-ca")
+        .arg(&bad)
+        .output()
+        .expect("sidecar-injector runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("--client-ca {bad}: no CERTIFICATE block")),
+        "{stderr}"
+    );
+}
+
 /// A replica of one Deployment as the API server sends it to the webhook: ServiceAccount
 /// admission named its token volume, and the field manager stamped `managedFields` with the
 /// second it wrote them.
