@@ -256,6 +256,10 @@ fn watch_webhooks(
     } else {
         vec![(watcher::Config::default(), "MutatingWebhookConfigurations".into())]
     };
+    if watches.is_empty() {
+        // Nothing is selected: nothing to patch, and nothing for a rotation to wait for.
+        let _ = tx.send(Some(Vec::new()));
+    }
     // What each watch last listed (`None`: not yet), merged for every change.
     let seen = Arc::new(std::sync::Mutex::new(vec![None; watches.len()]));
     for (index, (config, what)) in watches.into_iter().enumerate() {
