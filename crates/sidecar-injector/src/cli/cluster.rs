@@ -65,7 +65,9 @@ pub struct ClusterArgs {
     pub ca_settle: Duration,
     /// A MutatingWebhookConfiguration whose caBundle we keep (repeatable). Default:
     /// istio-sidecar-injector (-REV for a revision) and every one labelled istio.io/rev=REV,
-    /// which includes Istio's revision tags.
+    /// which includes Istio's revision tags. Only its webhooks that point at the injector
+    /// (--service-name, or a url to one of the certificate's names) are written; others are
+    /// reported.
     #[arg(long = "webhook-config", value_name = "NAME")]
     pub webhook_configs: Vec<String>,
     /// Also every MutatingWebhookConfiguration with this label (KEY=VALUE, repeatable; all must
