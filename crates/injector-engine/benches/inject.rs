@@ -1,4 +1,4 @@
-//! The whole injection (`Injector::inject`: decide, render, merge, post-process, patch) with
+//! The whole injection (`RenderCache::inject`, as `serve` runs it: decide, render, merge, post-process, patch) with
 //! Istio's default chart configuration, for three pods: a typical one-container pod, a pod of about
 //! 64 KB, and a pod with 2,000 env vars. Istio's own injector once needed 22 s for the second and
 //! still about 0.9 s for the third.
@@ -20,7 +20,6 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
-use injector_engine::pipeline::Injector;
 
 mod pods;
 
@@ -47,7 +46,7 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-fn bench_pod(c: &mut Criterion, id: &str, injector: &Injector, pod: &serde_json::Value) {
+fn bench_pod(c: &mut Criterion, id: &str, injector: &pods::Engine, pod: &serde_json::Value) {
     let request = pods::injected_request(injector, pod);
     assert!(request.is_some(), "{id}: the pod must be injected");
     let Some(request) = request else {

@@ -4,15 +4,42 @@
 use std::path::PathBuf;
 
 use injector_engine::{
+    CompiledConfig, InjectError, Options, Outcome, Request,
+    cache::RenderCache,
     embedded_settings,
-    pipeline::{Injector, Options, Outcome, Request},
     settings::{parse_mesh, parse_values},
 };
 use serde_json::{Value, json};
 
+/// A configuration and the render cache in front of it, as `serve` runs them.
+pub struct Engine {
+    /// The compiled configuration.
+    pub config: CompiledConfig,
+    /// The render cache (`RENDER_CACHE=0` in the environment: none; `RENDER_CACHE=N`: N MiB).
+    pub cache: RenderCache,
+}
+
+impl Engine {
+    fn new(config: CompiledConfig) -> Engine {
+        let budget = std::env::var("RENDER_CACHE")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .map_or(injector_engine::cache::DEFAULT_BUDGET, |mib| mib << 20);
+        Engine {
+            config,
+            cache: RenderCache::new(budget),
+        }
+    }
+
+    /// One injection through the render cache.
+    pub fn inject(&self, request: &Request<'_>) -> Result<Outcome, InjectError> {
+        self.cache.inject(&self.config, request)
+    }
+}
+
 /// Istio's default chart configuration from the shared corpus (`SIDECAR_INJECTOR_SHARED`,
 /// default `../shared` beside the checkout), or `None` when it is not there.
-pub fn injector() -> Option<Injector> {
+pub fn injector() -> Option<Engine> {
     let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
@@ -23,36 +50,27 @@ pub fn injector() -> Option<Injector> {
         .config;
     let values = parse_values(&read("values/default.json")?).ok()?;
     let mesh = parse_mesh(&read("mesh/default.yaml")?).ok()?;
-    Injector::new(config, values, mesh, Options::default())
+    CompiledConfig::new(config, values, mesh, Options::default())
         .ok()
-        .map(with_render_cache_setting)
-}
-
-/// `RENDER_CACHE=0` in the environment measures the engine without its render cache (every
-/// injection renders and parses the templates, as before the cache).
-fn with_render_cache_setting(injector: Injector) -> Injector {
-    match std::env::var("RENDER_CACHE").ok().and_then(|v| v.parse().ok()) {
-        Some(capacity) => injector.with_render_cache(capacity),
-        None => injector,
-    }
+        .map(Engine::new)
 }
 
 /// The project's embedded default configuration with native sidecars on, as `serve` and `inject`
 /// run without flags.
-pub fn embedded_injector() -> Result<Injector, String> {
+pub fn embedded_injector() -> Result<Engine, String> {
     let (config, values, mesh) = embedded_settings()?;
     let options = Options {
         native_sidecars: true,
         ..Options::default()
     };
-    Injector::new(config, values, mesh, options)
-        .map(with_render_cache_setting)
+    CompiledConfig::new(config, values, mesh, options)
+        .map(Engine::new)
         .map_err(|e| e.to_string())
 }
 
 /// The admission of `pod` in namespace `shop`, or `None` when `injector` does not inject it (a
 /// measurement of anything else would mislead).
-pub fn injected_request<'a>(injector: &Injector, pod: &'a Value) -> Option<Request<'a>> {
+pub fn injected_request<'a>(injector: &Engine, pod: &'a Value) -> Option<Request<'a>> {
     let request = Request {
         pod: Some(pod),
         namespace: Some("shop"),

@@ -11,15 +11,13 @@
 //! `inject_cpu distinct FILE` injects the pods of a file of AdmissionReviews (one per line,
 //! `bench/reviews.py`'s `distinct.jsonl`) in turn, five rounds over the file, with Istio's
 //! settings, and prints the CPU per injection and how many renders the render cache holds.
-//! With `ANSWER=1`, both modes take the webhook's path instead ([`Injector::answer`]: the patch
-//! only, and the kept renders take back the sidecar's items for the next pod); pods alike but for
-//! their own values are then answered from their shape's skeleton, unless `SKELETONS=0`
-//! ([`Injector::without_skeletons`]).
+//! Every injection goes through the render cache, as `serve` runs it (`RENDER_CACHE=0`: without).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use injector_engine::pipeline::{Injector, Request};
+use injector_engine::Request;
+use pods::Engine;
 
 #[path = "../benches/pods.rs"]
 mod pods;
@@ -76,32 +74,22 @@ fn main() {
     }
 }
 
-/// Whether `ANSWER=1` asks for the webhook's path.
-fn answering() -> bool {
-    std::env::var("ANSWER").is_ok_and(|value| value == "1")
-}
-
-/// One injection of `request`, as `inject` or, with `answer`, as the webhook's answer.
-fn run_once(injector: &Injector, request: &Request<'_>, answer: bool) {
-    if answer {
-        std::hint::black_box(injector.answer(std::hint::black_box(request)).ok());
-    } else {
-        std::hint::black_box(injector.inject(std::hint::black_box(request)).ok());
-    }
+/// One injection of `request`.
+fn run_once(injector: &Engine, request: &Request<'_>) {
+    std::hint::black_box(injector.inject(std::hint::black_box(request)).ok());
 }
 
 /// Prints the best and the mean of [`ROUNDS`] rounds of `per_round` injections of `pod`.
-fn measure(name: &str, injector: &Injector, pod: &serde_json::Value, per_round: u32) {
+fn measure(name: &str, injector: &Engine, pod: &serde_json::Value, per_round: u32) {
     let Some(request) = pods::injected_request(injector, pod) else {
         eprintln!("{name}: not injected");
         std::process::exit(1);
     };
-    let answer = answering();
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
         let start = cpu_time::ThreadTime::now();
         for _ in 0..per_round {
-            run_once(injector, &request, answer);
+            run_once(injector, &request);
         }
         rounds.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(per_round));
     }
@@ -127,11 +115,6 @@ fn distinct(path: &str) {
         eprintln!("Istio's derived settings not found (set SIDECAR_INJECTOR_SHARED)");
         std::process::exit(1);
     };
-    let injector = if std::env::var("SKELETONS").is_ok_and(|value| value == "0") {
-        injector.without_skeletons()
-    } else {
-        injector
-    };
     let requests: Vec<_> = reviews
         .iter()
         .map(|r| Request {
@@ -142,20 +125,20 @@ fn distinct(path: &str) {
             ..Default::default()
         })
         .collect();
-    let answer = answering();
     let mut rounds = Vec::new();
     for _ in 0..ROUNDS {
         let start = cpu_time::ThreadTime::now();
         for request in &requests {
-            run_once(&injector, request, answer);
+            run_once(&injector, request);
         }
         rounds.push(start.elapsed().as_secs_f64() * 1e6 / requests.len() as f64);
     }
     let best = rounds.iter().copied().fold(f64::INFINITY, f64::min);
     let first = rounds[0];
     println!(
-        "{} distinct reviews: CPU per injection first round {first:.0} µs, best {best:.0} µs; renders cached {}",
+        "{} distinct reviews: CPU per injection first round {first:.0} µs, best {best:.0} µs; renders cached {} ({} KiB)",
         requests.len(),
-        injector.render_cache().len()
+        injector.cache.len(),
+        injector.cache.bytes() >> 10
     );
 }

@@ -15,9 +15,11 @@
 use serde_json::{Map, Value};
 
 use crate::{
+    CompiledConfig,
+    decide::decide,
     normalize::{normalize, root_for},
-    owner::{Owner, owner_of},
-    pipeline::{Injector, Outcome, Request, decide},
+    pipeline::{Outcome, Request},
+    prepare::owner::{Owner, owner_of},
 };
 
 /// The result of injecting a stream.
@@ -51,7 +53,7 @@ pub enum StreamError<E> {
 }
 
 /// Injects every workload of a YAML stream.
-pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutput, KubeInjectError> {
+pub fn inject_stream(injector: &CompiledConfig, stream: &str) -> Result<KubeInjectOutput, KubeInjectError> {
     let mut text = String::new();
     let warnings = inject_stream_each(injector, stream, |document| {
         text.push_str(document);
@@ -69,7 +71,7 @@ pub fn inject_stream(injector: &Injector, stream: &str) -> Result<KubeInjectOutp
 /// (skipped workloads). On an error, the documents before it have been handed to `sink`: the
 /// caller decides whether to keep them (the CLI does not).
 pub fn inject_stream_each<E>(
-    injector: &Injector,
+    injector: &CompiledConfig,
     stream: &str,
     mut sink: impl FnMut(&str) -> Result<(), E>,
 ) -> Result<Vec<String>, StreamError<E>> {
@@ -139,7 +141,7 @@ fn separator_between<'a>(stream: &'a str, before: &str, after: &str) -> &'a str 
 
 /// Injects one object (Istio's `IntoObject`): a List item by item, or a workload's pod template.
 fn into_object(
-    injector: &Injector,
+    injector: &CompiledConfig,
     root: &str,
     value: &Value,
     warnings: &mut Vec<String>,
@@ -304,9 +306,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::{mesh::default_mesh_config, pipeline::Options};
+    use crate::{Options, mesh::default_mesh_config};
 
-    fn injector() -> Injector {
+    fn injector() -> CompiledConfig {
         let mut config = injector_core::config::InjectorConfig::default();
         config.templates.insert(
             "sidecar".to_owned(),
@@ -318,7 +320,7 @@ mod tests {
             native_sidecars: false,
             ..Options::default()
         };
-        Injector::new(config, json!({}), default_mesh_config(), options).expect("parses")
+        CompiledConfig::new(config, json!({}), default_mesh_config(), options).expect("parses")
     }
 
     const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n";

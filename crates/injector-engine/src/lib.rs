@@ -1,38 +1,38 @@
 //! The injection engine: turns a pod into the pod Istio's injector would produce.
 //!
-//! The pipeline mirrors Istio's, one module per stage, each a pure function over JSON values
-//! (`serde_json::Value`), so that fields no typed library knows survive untouched:
+//! The pipeline mirrors Istio's, one module per stage, each a function over JSON values
+//! (`serde_json::Value`), so that fields no typed library knows survive untouched. [`pipeline`]
+//! runs them in one straight line:
 //!
-//! `decision → annotation validation → template data → render → strategic merge →
-//! re-apply user overrides → post-processing → JSON patch`.
+//! `decide → prepare → render → merge → post-process → patch`
 //!
-//! The stages, each a folder (or module) of its own, in the order [`pipeline`] runs them:
-//!
-//! - [`decide`]: annotation validation ([`decide::validate`]) and template selection
-//!   ([`decide::selection`]);
-//! - [`prepare`]: the template data's inputs: [`prepare::strip`] (what the templates see of a
-//!   re-injected pod), [`prepare::owner`] (the workload), [`prepare::images`],
-//!   [`prepare::cluster`] (cluster and network env);
+//! - [`decide`]: Istio's policy decision; annotation validation ([`decide::validate`]) and
+//!   template selection ([`decide::selection`]);
+//! - [`prepare`]: the pod decoded and checked, and the template data's inputs:
+//!   [`prepare::strip`] (what the templates see of a re-injected pod), [`prepare::owner`] (the
+//!   workload), [`prepare::images`], [`prepare::cluster`] (cluster and network env);
 //! - [`render`]: Istio's template functions and `SidecarTemplateData` as host objects for the
-//!   [`gotemplate`] engine;
-//! - merge: the strategic merge ([`strategic_merge`]) with the Go round trip ([`normalize`]), and
-//!   the re-applied user overrides (in [`pipeline`]);
+//!   [`gotemplate`] engine, and the render stage itself ([`render::Render`]);
+//! - [`merge`]: the strategic merge ([`strategic_merge`]) with the Go round trip
+//!   ([`normalize`]), and the re-applied user overrides;
 //! - [`post`]: [`post::prometheus`], [`post::probes`], [`post::status`], [`post::reorder`];
-//! - the answer: [`patch`] (RFC 6902 JSON Patch).
+//! - [`patch`]: the answer, an RFC 6902 JSON Patch.
 //!
-//! Around them: [`settings`] (values and mesh from files or ConfigMaps), [`mesh`] (mesh config
-//! and per-pod ProxyConfig: defaults, merging, validation, `protoToJSON`), [`kube_inject`]; and
-//! helpers: [`pod`] (JSON accessors), [`member`] (object lookups without hashing), [`gojson`]
-//! (JSON as Go writes it), [`gotime`] (Kubernetes times), [`netip`] (Go's IP prefix parsing),
-//! [`quantity`] (Kubernetes quantities).
-//!
-//! The stage modules are also re-exported at the crate root under their old names
-//! (`injector_engine::status`, `injector_engine::cluster`, ...), which callers use.
+//! The configuration the stages read is a [`CompiledConfig`], compiled once per configuration
+//! and never changed. Beside the pipeline, not inside it: [`cache`] (the render cache, a
+//! [`render::Render`] that reuses earlier renders). Around them: [`settings`] (values and mesh
+//! from files or ConfigMaps), [`mesh`] (mesh config and per-pod ProxyConfig: defaults, merging,
+//! validation, `protoToJSON`), [`kube_inject`]; and helpers: [`pod`] (JSON accessors),
+//! [`gojson`] (JSON as Go writes it), [`gotime`] (Kubernetes times), [`netip`] (Go's IP prefix
+//! parsing), [`quantity`] (Kubernetes quantities).
 
+pub mod cache;
+mod compiled;
 pub mod decide;
 pub mod gojson;
 pub mod gotime;
 pub mod kube_inject;
+pub mod merge;
 pub mod mesh;
 pub mod netip;
 pub mod normalize;
@@ -45,10 +45,9 @@ pub mod quantity;
 pub mod render;
 pub mod settings;
 
-pub use decide::{selection, validate};
-pub use post::{probes, prometheus, reorder, status};
-pub use prepare::{cluster, images, owner, strip};
-pub use strategic_merge::member;
+pub use compiled::{CompiledConfig, Options, TemplateError};
+pub use pipeline::{InjectError, Outcome, Request};
+pub(crate) use strategic_merge::member;
 
 /// The embedded default configuration: (injector config, values, mesh config) texts.
 ///

@@ -3,7 +3,7 @@
 //! - **kube-inject**: the whole input file through [`inject_stream`], compared with the golden as
 //!   text after trimming (Istio's `TestInjection` comparison), or the expected error / warning.
 //! - **webhook**: each injectable document turned into the pod its controller would create, sent
-//!   through [`Injector::inject`], the JSON Patch applied, and the result compared with the golden
+//!   through [`CompiledConfig::inject`], the JSON Patch applied, and the result compared with the golden
 //!   pod the way Istio's test compares them (Go JSON of both, without the status annotation and
 //!   `fieldRef.apiVersion`).
 //!
@@ -21,11 +21,13 @@ use std::{
 };
 
 use injector_engine::{
+    CompiledConfig, Options,
+    cache::RenderCache,
     kube_inject::inject_stream,
     mesh::overlay_mesh_config,
     normalize::{normalize, to_go_json},
     patch::apply_patch,
-    pipeline::{Answer, Injector, Options, Outcome, Request},
+    pipeline::{Outcome, Request},
     settings::{parse_mesh, parse_values},
 };
 use serde_json::{Value, json};
@@ -102,7 +104,7 @@ fn cli_settings(istio: &Path, case: &Value) -> Result<Settings, String> {
     Ok(Settings { config, values, mesh })
 }
 
-fn injector(settings: &Settings, params: &Value, kube_inject: bool) -> Result<Injector, String> {
+fn injector(settings: &Settings, params: &Value, kube_inject: bool) -> Result<CompiledConfig, String> {
     let revision_key = if kube_inject {
         "kubeInjectRevision"
     } else {
@@ -118,7 +120,7 @@ fn injector(settings: &Settings, params: &Value, kube_inject: bool) -> Result<In
         kube_inject,
         openshift,
     };
-    Injector::new(
+    CompiledConfig::new(
         settings.config.clone(),
         settings.values.clone(),
         settings.mesh.clone(),
@@ -325,31 +327,21 @@ fn webhook_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(), S
         let first = injector
             .inject(&request)
             .map_err(|e| format!("document {index}: {e}"))?;
-        // The same pod again is served by the render cache (its guided merge and round trips;
-        // debug builds check them against the plain ones): the patch must not change. A pod that
-        // is its own owner has its render kept only on this second injection, and is served from
-        // the cache by the answers below.
-        let again = injector
-            .inject(&request)
-            .map_err(|e| format!("document {index}, injected again: {e}"))?;
-        if let (Outcome::Injected { patch: a, .. }, Outcome::Injected { patch: b, .. }) = (&first, &again)
-            && a != b
-        {
-            return Err(format!("document {index}: injected again, the patch differs"));
-        }
-        // As the webhook answers it: the reused items come back to the render after each answer,
-        // and the next answer is made of them.
-        for round in ["answered", "answered from spares"] {
-            let answer = injector
-                .answer(&request)
+        // Through the render cache, which renders and keeps the first time and serves its render
+        // the second: the patch must not change.
+        let cache = RenderCache::default();
+        for round in ["rendered through the cache", "served by the cache"] {
+            let cached = cache
+                .inject(&injector, &request)
                 .map_err(|e| format!("document {index}, {round}: {e}"))?;
-            if let (Outcome::Injected { patch: a, .. }, Answer::Injected { patch: b, .. }) = (&first, &answer)
+            if let (Outcome::Injected { patch: a, .. }, Outcome::Injected { patch: b, .. }) =
+                (&first, &cached)
                 && a != b
             {
                 return Err(format!("document {index}: {round}, the patch differs"));
             }
         }
-        check_siblings(&injector, &pod, namespace).map_err(|e| format!("document {index}: {e}"))?;
+        check_siblings(&injector, &cache, &pod, namespace).map_err(|e| format!("document {index}: {e}"))?;
         let got = match first {
             Outcome::Injected { patch, .. } => apply_patch(&pod, &patch).map_err(|e| e.to_string())?,
             Outcome::Skipped { .. } => pod.clone(),
@@ -364,11 +356,15 @@ fn webhook_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(), S
     Ok(())
 }
 
-/// The pods a controller would make of `pod`, alike but for the values of each pod's own that
-/// the engine's skeletons take out (`pipeline::skeleton`): each answered as its own injection
-/// patches it. The second and third are answered from the skeleton the second makes (and debug
-/// builds check each such answer against the pod's own injection too).
-fn check_siblings(injector: &Injector, pod: &Value, namespace: Option<&str>) -> Result<(), String> {
+/// The pods a controller would make of `pod`, alike but for the values of each pod's own: each
+/// injected through the render cache (which serves the later ones from the earlier ones' renders)
+/// as its own plain injection patches it.
+fn check_siblings(
+    injector: &CompiledConfig,
+    cache: &RenderCache,
+    pod: &Value,
+    namespace: Option<&str>,
+) -> Result<(), String> {
     for (index, named) in [
         (0, false),
         (1, false),
@@ -387,9 +383,9 @@ fn check_siblings(injector: &Injector, pod: &Value, namespace: Option<&str>) -> 
             Outcome::Injected { patch, .. } => Some(patch),
             Outcome::Skipped { .. } => None,
         });
-        let answered = injector.answer(&request).map(|answer| match answer {
-            Answer::Injected { patch, .. } => Some(patch),
-            Answer::Skipped { .. } => None,
+        let answered = cache.inject(injector, &request).map(|outcome| match outcome {
+            Outcome::Injected { patch, .. } => Some(patch),
+            Outcome::Skipped { .. } => None,
         });
         if own != answered {
             return Err(format!(

@@ -12,23 +12,22 @@
 use std::path::PathBuf;
 
 use injector_engine::{
-    embedded_settings,
-    pipeline::{Injector, Options, Outcome, Request},
+    CompiledConfig, Options, Outcome, Request, embedded_settings,
     settings::{parse_mesh, parse_values},
 };
 use serde_json::{Value, json};
 
-fn embedded(native: bool) -> Injector {
+fn embedded(native: bool) -> CompiledConfig {
     let (config, values, mesh) = embedded_settings().expect("the embedded defaults load");
     let options = Options {
         native_sidecars: native,
         ..Options::default()
     };
-    Injector::new(config, values, mesh, options).expect("the embedded templates parse")
+    CompiledConfig::new(config, values, mesh, options).expect("the embedded templates parse")
 }
 
 /// Istio's default chart configuration, when the shared corpus is there.
-fn istio(native: bool) -> Option<Injector> {
+fn istio(native: bool) -> Option<CompiledConfig> {
     let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
@@ -43,7 +42,7 @@ fn istio(native: bool) -> Option<Injector> {
         native_sidecars: native,
         ..Options::default()
     };
-    Injector::new(config, values, mesh, options).ok()
+    CompiledConfig::new(config, values, mesh, options).ok()
 }
 
 fn pod(annotations: Value) -> Value {
@@ -58,7 +57,7 @@ fn pod(annotations: Value) -> Value {
     })
 }
 
-fn inject_with(injector: &Injector, pod: &Value) -> Value {
+fn inject_with(injector: &CompiledConfig, pod: &Value) -> Value {
     let request = Request {
         pod: Some(pod),
         namespace: Some("shop"),

@@ -1,14 +1,11 @@
 //! The embedded default configuration loads and injects a typical Deployment's pod.
 
-use injector_engine::{
-    embedded_settings,
-    pipeline::{Injector, Options, Outcome, Request},
-};
+use injector_engine::{CompiledConfig, Options, Outcome, Request, embedded_settings};
 use serde_json::json;
 
-fn injector(native: bool) -> Injector {
+fn injector(native: bool) -> CompiledConfig {
     let (config, values, mesh) = embedded_settings().expect("the embedded defaults load");
-    Injector::new(
+    CompiledConfig::new(
         config,
         values,
         mesh,

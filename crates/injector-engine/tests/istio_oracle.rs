@@ -101,12 +101,13 @@ fn gateway_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
     let (proxy_image, _) = render::data::images(&values, &proxy_config, &gateway);
     let annotation = injector_engine::pod::annotation(
         &gateway,
-        injector_engine::images::AGENTGATEWAY_IMAGE_TYPE_ANNOTATION,
+        injector_engine::prepare::images::AGENTGATEWAY_IMAGE_TYPE_ANNOTATION,
     );
     let image_type = proxy_config
         .get("image")
         .map(|i| i.get("imageType").and_then(Json::as_str).unwrap_or(""));
-    let agentgateway_image = injector_engine::images::agentgateway_image(&values, image_type, annotation);
+    let agentgateway_image =
+        injector_engine::prepare::images::agentgateway_image(&values, image_type, annotation);
     Ok(render::gateway_template_data(render::GatewayInput {
         gateway: Arc::new(gateway),
         input: Arc::new(input),

@@ -28,8 +28,8 @@ use std::{
 };
 
 use injector_engine::{
+    CompiledConfig, Options,
     kube_inject::inject_stream,
-    pipeline::{Injector, Options},
     settings::{parse_mesh, parse_values},
 };
 use serde_json::Value;
@@ -84,7 +84,7 @@ fn read(path: &Path) -> String {
 }
 
 /// The injector `sidecar-injector inject` builds from a profile's three files.
-fn injector(profile: &Path) -> Injector {
+fn injector(profile: &Path) -> CompiledConfig {
     let about: Value = serde_json::from_str(&read(&profile.join("profile.json"))).unwrap();
     let config = injector_core::config::parse_injector_config(&read(&profile.join("injector-config.yaml")))
         .unwrap_or_else(|e| panic!("{}: {e}", profile.display()))
@@ -98,7 +98,8 @@ fn injector(profile: &Path) -> Injector {
         kube_inject: true,
         ..Options::default()
     };
-    Injector::new(config, values, mesh, options).unwrap_or_else(|e| panic!("{}: {e}", profile.display()))
+    CompiledConfig::new(config, values, mesh, options)
+        .unwrap_or_else(|e| panic!("{}: {e}", profile.display()))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -184,7 +185,7 @@ fn deliberate(istioctl: &str, ours: &str) -> Option<&'static str> {
     })
 }
 
-fn judge(input: &str, expected: &Value, injector: &Injector, dump: Option<&Path>) -> Verdict {
+fn judge(input: &str, expected: &Value, injector: &CompiledConfig, dump: Option<&Path>) -> Verdict {
     let stdout = expected["stdout"].as_str().unwrap_or("");
     let stderr = expected["stderr"].as_str().unwrap_or("");
     let refused = expected["exit"].as_i64() != Some(0);

@@ -1,4 +1,4 @@
-//! Property tests for the whole injection (`Injector::inject`), over generated pods.
+//! Property tests for the whole injection (`CompiledConfig::inject`), over generated pods.
 //!
 //! The golden cases (`conformance.rs`) pin Istio's output for a few dozen hand-written pods; these
 //! properties check invariants that must hold for *every* pod, over thousands of realistic but
@@ -39,10 +39,11 @@ use std::{
 };
 
 use injector_engine::{
+    CompiledConfig, InjectError, Options, Outcome, Request,
+    cache::RenderCache,
     embedded_defaults,
     normalize::normalize_preserving,
     patch::apply_patch,
-    pipeline::{Injector, Options, Outcome, Request},
     quantity::canonical,
     settings::{parse_mesh, parse_values},
 };
@@ -56,9 +57,9 @@ use serde_json::{Map, Value, json};
 /// One configuration the properties run against.
 struct Setup {
     name: String,
-    injector: Injector,
-    /// The same injector without a render cache: every pod rendered.
-    uncached: Injector,
+    injector: CompiledConfig,
+    /// A render cache in front of it.
+    cache: RenderCache,
     /// The mesh `defaultConfig.statusPort` (the port rewritten probes point at).
     status_port: i64,
 }
@@ -80,7 +81,7 @@ fn build(name: &str, config: &str, values: &str, mesh: &str, native: bool) -> Se
         .and_then(Value::as_i64)
         .unwrap_or(15020);
     let make = || {
-        Injector::new(
+        CompiledConfig::new(
             config.clone(),
             values.clone(),
             mesh.clone(),
@@ -94,7 +95,7 @@ fn build(name: &str, config: &str, values: &str, mesh: &str, native: bool) -> Se
     Setup {
         name: format!("{name}, native sidecars {}", if native { "on" } else { "off" }),
         injector: make(),
-        uncached: make().with_render_cache(0),
+        cache: RenderCache::default(),
         status_port,
     }
 }
@@ -1984,8 +1985,8 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 
 /// The outcome of an injection as text: the patch, the decision to skip, or the error.
-fn outcome_text(injector: &Injector, pod: &Value, namespace: &str) -> String {
-    match injector.inject(&request(pod, namespace)) {
+fn outcome_text(outcome: Result<Outcome, InjectError>) -> String {
+    match outcome {
         Ok(Outcome::Injected { patch, .. }) => String::from_utf8_lossy(&patch).into_owned(),
         Ok(Outcome::Skipped { decision }) => format!("skipped: {:?}", decision.rule),
         Err(error) => format!("error: {error}"),
@@ -2003,8 +2004,12 @@ fn check_own_name(setup: &Setup, generated: &Generated) -> Result<(), TestCaseEr
             metadata.insert("name".to_owned(), json!(name));
         }
         let (shared, rendered) = (
-            outcome_text(&setup.injector, &pod, &generated.namespace),
-            outcome_text(&setup.uncached, &pod, &generated.namespace),
+            outcome_text(
+                setup
+                    .cache
+                    .inject(&setup.injector, &request(&pod, &generated.namespace)),
+            ),
+            outcome_text(setup.injector.inject(&request(&pod, &generated.namespace))),
         );
         ensure(shared == rendered, || {
             format!(

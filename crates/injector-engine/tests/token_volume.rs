@@ -1,7 +1,8 @@
 //! The pods of one Deployment differ in the name of their ServiceAccount token volume
 //! (`kube-api-access-` and five random characters, given by ServiceAccount admission before any
 //! webhook): the webhook's outcome cache shares one entry among them when the engine says the
-//! injection was blind to that name (`Outcome::Injected::blind_to_token_volume`). This checks the
+//! injection was blind to that name (`Outcome::Injected::blind_to_token_volume`, which the render
+//! cache tells from what the templates read). This checks the
 //! claim on the real templates: the project's embedded default and, where Istio's chart
 //! configuration is available (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the
 //! checkout), Istio's own templates, each with and without native sidecars: every injection is
@@ -13,8 +14,9 @@
 use std::path::PathBuf;
 
 use injector_engine::{
+    CompiledConfig, Options, Outcome, Request,
+    cache::RenderCache,
     embedded_settings,
-    pipeline::{Injector, Options, Outcome, Request},
     settings::{parse_mesh, parse_values},
 };
 use serde_json::{Value, json};
@@ -34,11 +36,11 @@ fn options(native: bool) -> Options {
 }
 
 /// The configurations to check, by name.
-fn injectors(native: bool) -> Vec<(String, Injector)> {
+fn injectors(native: bool) -> Vec<(String, CompiledConfig)> {
     let (config, values, mesh) = embedded_settings().expect("the embedded defaults load");
     let mut injectors = vec![(
         "embedded default".to_owned(),
-        Injector::new(config, values, mesh, options(native)).expect("the embedded templates parse"),
+        CompiledConfig::new(config, values, mesh, options(native)).expect("the embedded templates parse"),
     )];
     let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
         .map(PathBuf::from)
@@ -61,7 +63,7 @@ fn injectors(native: bool) -> Vec<(String, Injector)> {
         let config = injector_core::config::parse_injector_config(&text)
             .unwrap_or_else(|e| panic!("Istio's {profile} config: {e}"))
             .config;
-        let injector = Injector::new(config, values.clone(), mesh.clone(), options(native))
+        let injector = CompiledConfig::new(config, values.clone(), mesh.clone(), options(native))
             .unwrap_or_else(|e| panic!("Istio's {profile} templates: {e}"));
         injectors.push((format!("Istio's {profile}"), injector));
     }
@@ -97,13 +99,13 @@ fn replica(token: &str) -> Value {
     })
 }
 
-fn patch_and_blindness(injector: &Injector, pod: &Value) -> (String, bool) {
+fn patch_and_blindness(injector: &CompiledConfig, cache: &RenderCache, pod: &Value) -> (String, bool) {
     let request = Request {
         pod: Some(pod),
         namespace: Some("bookinfo"),
         ..Request::default()
     };
-    match injector.inject(&request) {
+    match cache.inject(injector, &request) {
         Ok(Outcome::Injected {
             patch,
             blind_to_token_volume,
@@ -121,14 +123,15 @@ fn the_real_templates_are_blind_to_the_token_volume_and_its_name_is_only_copied(
     for native in [false, true] {
         for (name, injector) in injectors(native) {
             let what = format!("{name}, native sidecars {native}");
-            let (first, blind) = patch_and_blindness(&injector, &replica(NAMES[0]));
+            let cache = RenderCache::default();
+            let (first, blind) = patch_and_blindness(&injector, &cache, &replica(NAMES[0]));
             assert!(blind, "{what}: the first render");
             assert!(
                 first.contains(NAMES[0]),
                 "{what}: the patch moves the pod's volumes: {first}"
             );
             for token in NAMES {
-                let (patch, blind) = patch_and_blindness(&injector, &replica(token));
+                let (patch, blind) = patch_and_blindness(&injector, &cache, &replica(token));
                 assert!(blind, "{what}: {token}");
                 assert_eq!(patch, first.replace(NAMES[0], token), "{what}: {token}");
             }

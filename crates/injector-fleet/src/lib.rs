@@ -4,7 +4,7 @@
 //! date.
 //!
 //! Everything here is pure: it works on objects as JSON values (read from a `kubectl get -A -o
-//! yaml` snapshot or from the API server by the CLI) and on the engine's [`Injector`]s, so that
+//! yaml` snapshot or from the API server by the CLI) and on the engine's [`CompiledConfig`]s, so that
 //! the same code answers offline and live, and is tested without a cluster.
 //!
 //! * [`snapshot`]: sorting a cluster's objects into workloads, pods, their owners, namespaces
@@ -19,7 +19,7 @@
 //! * [`outdated`]: stale sidecars, grouped by the owner to restart;
 //! * [`rollout`]: the restart patch, PodDisruptionBudget checks, rollout completion and pacing.
 //!
-//! [`Injector`]: injector_engine::pipeline::Injector
+//! [`CompiledConfig`]: injector_engine::CompiledConfig
 
 pub mod api_defaults;
 pub mod grouping;

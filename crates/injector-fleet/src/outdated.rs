@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use injector_core::workload;
-use injector_engine::{owner::owner_of as istio_owner_of, status::STATUS_ANNOTATION};
+use injector_engine::{post::status::STATUS_ANNOTATION, prepare::owner::owner_of as istio_owner_of};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value, json};

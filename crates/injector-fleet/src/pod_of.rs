@@ -3,7 +3,7 @@
 //! controller reference, and the owner Istio's templates name (`ISTIO_META_WORKLOAD_NAME`).
 
 use injector_core::workload::WorkloadKind;
-use injector_engine::owner::Owner;
+use injector_engine::prepare::owner::Owner;
 use serde_json::{Value, json};
 
 use crate::snapshot::Workload;

@@ -12,7 +12,7 @@ use injector_core::{
     explain::{ConfigOrigin, Context as ExplainContext, Webhooks, explain},
     gate::NamespaceFacts,
 };
-use injector_engine::pipeline::{Injector, Outcome, Request};
+use injector_engine::{CompiledConfig, Outcome, Request};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
@@ -38,7 +38,7 @@ pub struct Cluster<'a> {
 #[derive(Clone, Copy)]
 pub struct Side<'a> {
     /// The injector.
-    pub injector: &'a Injector,
+    pub injector: &'a CompiledConfig,
     /// Where its configuration came from (for the decision's wording).
     pub origin: &'a ConfigOrigin,
 }
@@ -196,7 +196,7 @@ pub fn render(workload: &Workload, cluster: Cluster<'_>, side: Side<'_>) -> Rend
 /// template for pods whose owner, to Istio, is the Deployment).
 pub fn render_as(
     workload: &Workload,
-    owner: injector_engine::owner::Owner,
+    owner: injector_engine::prepare::owner::Owner,
     cluster: Cluster<'_>,
     side: Side<'_>,
 ) -> Rendering {
@@ -311,16 +311,16 @@ pub fn report(verdicts: Vec<(ObjectKey, Verdict)>) -> Report {
 #[cfg(test)]
 mod tests {
     use injector_core::{config::InjectorConfig, decision::Policy};
-    use injector_engine::{mesh::default_mesh_config, pipeline::Options};
+    use injector_engine::{Options, mesh::default_mesh_config};
     use serde_json::json;
 
     use super::*;
     use crate::snapshot::Snapshot;
 
-    fn injector(template: &str) -> Injector {
+    fn injector(template: &str) -> CompiledConfig {
         let mut config = InjectorConfig::default();
         config.templates.insert("sidecar".to_owned(), template.to_owned());
-        Injector::new(config, json!({}), default_mesh_config(), Options::default()).expect("parses")
+        CompiledConfig::new(config, json!({}), default_mesh_config(), Options::default()).expect("parses")
     }
 
     const PROXY: &str =
@@ -348,7 +348,7 @@ mod tests {
         .expect("sorts")
     }
 
-    fn run(current: &Injector, proposed: &Injector) -> Report {
+    fn run(current: &CompiledConfig, proposed: &CompiledConfig) -> Report {
         let snapshot = snapshot();
         let origin = ConfigOrigin::File;
         preview(
@@ -429,8 +429,8 @@ mod tests {
         let mut config = InjectorConfig::default();
         config.injection.policy = Policy::Disabled;
         config.templates.insert("sidecar".to_owned(), PROXY.to_owned());
-        let disabled =
-            Injector::new(config, json!({}), default_mesh_config(), Options::default()).expect("parses");
+        let disabled = CompiledConfig::new(config, json!({}), default_mesh_config(), Options::default())
+            .expect("parses");
         let report = run(&current, &disabled);
         assert_eq!(report.counts.no_longer_injected, 3);
         assert!(!report.breaks());

@@ -6,7 +6,7 @@
 //! Reasons reproduce Go's (`strconv.ParseUint: parsing "x": invalid syntax`,
 //! `netip.ParsePrefix("x"): no '/'`) so that messages match Istio's.
 
-use crate::{prometheus::parse_go_bool, quantity::Quantity};
+use crate::{post::prometheus::parse_go_bool, quantity::Quantity};
 
 /// One annotation with an invalid value.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -103,9 +103,7 @@ fn walked_at(root: &str, pointer: &str, value: Option<&Value>) -> Option<Option<
                 object.insert(last.clone(), value.clone());
             }
             let mut object = Value::Object(object);
-            walker(schema)
-                .value(parent, &mut object, &super::Guide::All)
-                .ok()?;
+            walker(schema).value(parent, &mut object).ok()?;
             Some(object.get(last.as_str()).cloned())
         }
         Kind::Slice | Kind::Map => {
@@ -113,9 +111,7 @@ fn walked_at(root: &str, pointer: &str, value: Option<&Value>) -> Option<Option<
                 return Some(None); // Go invents no list items and no map entries.
             };
             let mut value = value.clone();
-            walker(schema)
-                .value(parent.elem.as_deref()?, &mut value, &super::Guide::All)
-                .ok()?;
+            walker(schema).value(parent.elem.as_deref()?, &mut value).ok()?;
             Some(Some(value))
         }
         _ => None,

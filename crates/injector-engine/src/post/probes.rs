@@ -18,7 +18,7 @@ use crate::{
         ContainerList, PROXY_CONTAINER, containers, containers_mut, env_mut, find_sidecar_mut, has_sidecar,
         name_of,
     },
-    prometheus::parse_go_bool,
+    post::prometheus::parse_go_bool,
 };
 
 /// The env var carrying the app's probes to the agent.
@@ -42,11 +42,10 @@ const HANDLERS: [(&str, &str, &str); 2] = [
 
 /// Rewrites the pod's probes when the pod has a proxy and rewriting is on (the annotation when it
 /// parses as a bool, else `values_setting`, the values' `sidecarInjectorWebhook.rewriteAppHTTPProbe`).
-/// `mesh_status_port` is the mesh `defaultConfig.statusPort`. Where it wrote the proxy's env (the
-/// app probers): the index of the item it added or replaced, or `None`.
-pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i64) -> Option<usize> {
+/// `mesh_status_port` is the mesh `defaultConfig.statusPort`.
+pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i64) {
     if !has_sidecar(pod) {
-        return None;
+        return;
     }
     let annotations = pod.member("metadata").and_then(|m| m.member("annotations"));
     let annotation = |key: &str| annotations.and_then(|a| a.member(key)).and_then(Value::as_str);
@@ -54,21 +53,16 @@ pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i6
         .and_then(parse_go_bool)
         .unwrap_or(values_setting);
     if !rewrite {
-        return None;
+        return;
     }
-    let previously_injected = annotation(crate::status::STATUS_ANNOTATION).is_some();
+    let previously_injected = annotation(crate::post::status::STATUS_ANNOTATION).is_some();
     // An unparseable annotation gives port 0, as Go's `strconv.Atoi` error path does.
     let rewrite_port =
         annotation(STATUS_PORT_ANNOTATION).map_or(mesh_status_port, |v| v.parse().unwrap_or(0));
-    let mut wrote_env = None;
     if let Some(probers) = dump_app_probers(pod, mesh_status_port)
         && let Some(sidecar) = find_sidecar_mut(pod)
     {
-        wrote_env = Some(merge_or_append_probers(
-            previously_injected,
-            env_mut(sidecar),
-            &probers,
-        ));
+        merge_or_append_probers(previously_injected, env_mut(sidecar), &probers);
     }
     for list in [ContainerList::Containers, ContainerList::InitContainers] {
         if let Some(items) = containers_mut(pod, list) {
@@ -77,7 +71,6 @@ pub fn apply_rewrite(pod: &mut Value, values_setting: bool, mesh_status_port: i6
             }
         }
     }
-    wrote_env
 }
 
 /// The JSON of every app probe (keys sorted), or `None` when there is none.
@@ -253,9 +246,7 @@ fn rewrite_handler(handler: &mut Value, path: &str, status_port: i64, is_probe: 
 }
 
 /// Adds the probers env var; on a re-injected pod, merges into the existing one, old keys winning.
-/// The index of the item it added or replaced (or would have replaced, when it keeps the env as it
-/// is).
-pub fn merge_or_append_probers(previously_injected: bool, env: &mut Vec<Value>, probers: &str) -> usize {
+pub fn merge_or_append_probers(previously_injected: bool, env: &mut Vec<Value>, probers: &str) {
     let entry = |value: String| {
         let mut map = Map::new();
         map.insert("name".into(), APP_PROBERS_ENV.into());
@@ -272,17 +263,13 @@ pub fn merge_or_append_probers(previously_injected: bool, env: &mut Vec<Value>, 
                 serde_json::from_str::<Value>(old),
                 serde_json::from_str::<Value>(probers),
             ) else {
-                return index; // Istio logs and keeps the env as it is.
+                return; // Istio logs and keeps the env as it is.
             };
             let mut merged: BTreeMap<String, Value> = new.into_iter().collect();
             merged.extend(old);
             env[index] = entry(gojson::to_string(&Value::Object(merged.into_iter().collect())));
-            index
         }
-        _ => {
-            env.push(entry(probers.to_owned()));
-            env.len() - 1
-        }
+        _ => env.push(entry(probers.to_owned())),
     }
 }
 

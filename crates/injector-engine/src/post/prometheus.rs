@@ -80,16 +80,14 @@ pub fn merge_enabled(pod: &Value, mesh_enable_merge: Option<bool>) -> bool {
 }
 
 /// Applies metrics merging to the pod. `status_port` is the **mesh** `defaultConfig.statusPort`.
-/// Where it wrote the proxy's env (the scrape configuration, added last): the index of the item it
-/// added, or `None`.
 pub fn apply_prometheus_merge(
     pod: &mut Value,
     mesh_enable_merge: Option<bool>,
     status_port: u32,
-) -> Result<Option<usize>, PrometheusError> {
+) -> Result<(), PrometheusError> {
     let pairs: Vec<(String, String, String)> = sorted_pairs(pod);
     if !scrape_enabled(&pairs) || !merge_enabled(pod, mesh_enable_merge) {
-        return Ok(None);
+        return Ok(());
     }
     let target_port = status_port.to_string();
     if pairs
@@ -97,19 +95,16 @@ pub fn apply_prometheus_merge(
         .any(|(_, key, value)| key == PORT && *value == target_port)
     {
         // Already merged (a re-injection) or set by the user on purpose.
-        return Ok(None);
+        return Ok(());
     }
     let config = scrape_configuration(&pairs, status_port)?;
-    let mut wrote_env = None;
     if !config.is_empty()
         && let Some(sidecar) = find_sidecar_mut(pod)
     {
         let mut entry = Map::new();
         entry.insert("name".into(), SCRAPE_CONFIG_ENV.into());
         entry.insert("value".into(), config.to_json().into());
-        let env = env_mut(sidecar);
-        wrote_env = Some(env.len());
-        env.push(Value::Object(entry));
+        env_mut(sidecar).push(Value::Object(entry));
     }
     let annotations = annotations_mut(pod);
     annotations.retain(|key, _| {
@@ -120,7 +115,7 @@ pub fn apply_prometheus_merge(
     annotations.insert("prometheus.io/port".into(), target_port.into());
     annotations.insert("prometheus.io/path".into(), "/stats/prometheus".into());
     annotations.insert("prometheus.io/scrape".into(), "true".into());
-    Ok(wrote_env)
+    Ok(())
 }
 
 /// Sets `prometheus.istio.io/secure-port` from the proxy's `ENVOY_SECURE_MERGED_METRICS_PORT`

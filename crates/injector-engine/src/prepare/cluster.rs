@@ -49,28 +49,26 @@ pub fn resolve_cluster_and_network(
 }
 
 /// Moves the proxy env vars named in `proxy_envs` to the end of the proxy container's env, with
-/// the values of `proxy_envs`, sorted by name. Where it wrote the proxy's env: the index of the
-/// first item it added (the items before it are the proxy's own, unchanged), or `None` when it
-/// wrote nothing.
-pub fn overwrite_cluster_info(pod: &mut Value, proxy_envs: &BTreeMap<String, String>) -> Option<usize> {
+/// the values of `proxy_envs`, sorted by name.
+pub fn overwrite_cluster_info(pod: &mut Value, proxy_envs: &BTreeMap<String, String>) {
     if proxy_envs.is_empty() {
-        return None;
+        return;
     }
-    let sidecar = find_sidecar_mut(pod)?;
+    let Some(sidecar) = find_sidecar_mut(pod) else {
+        return;
+    };
     let env = env_mut(sidecar);
     env.retain(|e| {
         !e.get("name")
             .and_then(Value::as_str)
             .is_some_and(|name| proxy_envs.contains_key(name))
     });
-    let from = env.len();
     for (name, value) in proxy_envs {
         let mut entry = Map::new();
         entry.insert("name".into(), name.clone().into());
         entry.insert("value".into(), value.clone().into());
         env.push(Value::Object(entry));
     }
-    Some(from)
 }
 
 #[cfg(test)]

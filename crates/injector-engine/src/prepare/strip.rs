@@ -13,8 +13,8 @@ use serde_json::Value;
 use crate::{
     member::Members,
     pod::{ContainerList, annotations_mut, containers_mut, name_of},
-    prometheus::sanitizes_to,
-    status::{STATUS_ANNOTATION, parse_status},
+    post::prometheus::sanitizes_to,
+    post::status::{STATUS_ANNOTATION, parse_status},
 };
 
 /// The annotation holding the user's container overrides from the first injection.

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 
 use super::objects::gostruct::{GoStruct, JsonRef};
 use super::objects::{kube, mesh};
-use crate::owner::Owner;
+use crate::prepare::owner::Owner;
 
 /// Everything the sidecar template data is derived from.
 #[derive(Debug, Clone)]
@@ -89,7 +89,7 @@ impl TemplateInput {
         let proxy_config = crate::mesh::effective_proxy_config(&settings.mesh, annotation)?;
         let (proxy_image, proxy_init_image) = images(&settings.values_json, &proxy_config, &pod);
         Ok(TemplateInput {
-            owner: crate::owner::owner_of(&pod),
+            owner: crate::prepare::owner::owner_of(&pod),
             pod,
             mesh: settings.mesh.clone(),
             proxy_config: Arc::new(proxy_config),
@@ -116,13 +116,13 @@ pub fn inbound_traffic_policy_mode(mesh: &Json) -> &'static str {
 
 /// The proxy and init images for a pod (Istio's `ProxyImage` and `ProxyInitImage`).
 pub fn images(values: &Json, proxy_config: &Json, pod: &Json) -> (String, String) {
-    let annotation = crate::pod::annotation(pod, crate::images::PROXY_IMAGE_TYPE_ANNOTATION);
+    let annotation = crate::pod::annotation(pod, crate::prepare::images::PROXY_IMAGE_TYPE_ANNOTATION);
     let image_type = proxy_config
         .get("image")
         .map(|image| image.get("imageType").and_then(Json::as_str).unwrap_or(""));
     (
-        crate::images::proxy_image(values, image_type, annotation),
-        crate::images::proxy_init_image(values, annotation),
+        crate::prepare::images::proxy_image(values, image_type, annotation),
+        crate::prepare::images::proxy_init_image(values, annotation),
     )
 }
 

@@ -13,7 +13,8 @@
 //!   `waypoint`/`kube-gateway`/`agentgateway` templates;
 //! - [`objects`]: the Go types behind the data (Kubernetes and mesh structs backed by JSON,
 //!   protobuf enums and wrappers);
-//! - [`json`] and [`yaml`]: Go's `encoding/json` and `sigs.k8s.io/yaml` output.
+//! - [`json`] and [`yaml`]: Go's `encoding/json` and `sigs.k8s.io/yaml` output;
+//! - [`Render`]: the pipeline's render stage ([`Plain`] renders every template every time).
 //!
 //! ## Using it
 //!
@@ -63,6 +64,7 @@ pub mod funcs;
 pub mod gateway;
 pub mod json;
 pub mod objects;
+mod overlays;
 pub mod yaml;
 
 #[cfg(test)]
@@ -71,6 +73,7 @@ mod tests;
 pub use data::{RenderSettings, TemplateInput, sidecar_template_data};
 pub use funcs::istio_funcs;
 pub use gateway::{GatewayInput, gateway_template_data};
+pub use overlays::{Plain, Render, Rendered, deterministic, render_templates, template_data};
 
 use std::sync::OnceLock;
 

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{TemplateInput, parse_template, sidecar_template_data};
 use crate::mesh::{default_mesh_config, effective_proxy_config};
-use crate::owner::owner_of;
+use crate::prepare::owner::owner_of;
 
 fn render(template: &str, data: &Value) -> Result<String, String> {
     let t = parse_template(template).map_err(|e| e.to_string())?;

@@ -1,8 +1,5 @@
 use injector_core::{config::InjectorConfig, explain::Webhooks};
-use injector_engine::{
-    mesh::default_mesh_config,
-    pipeline::{Injector, Options, Outcome, Request},
-};
+use injector_engine::{CompiledConfig, Options, Outcome, Request, mesh::default_mesh_config};
 use serde_json::json;
 
 use super::*;
@@ -10,10 +7,10 @@ use crate::preview::Cluster;
 
 const PROXY: &str = "spec:\n  containers:\n  - name: istio-proxy\n    image: proxy:{{ .Values.tag }}\n    ports:\n    - containerPort: 15090\n      name: http-envoy-prom\n    readinessProbe:\n      httpGet: {path: /healthz/ready, port: 15021}\n      periodSeconds: 15\n    env:\n    - name: LEVEL\n      value: {{ .Values.level | default \"info\" }}\n    - name: POD_NAME\n      valueFrom: {fieldRef: {fieldPath: metadata.name}}\n  volumes:\n  - name: istio-envoy\n    emptyDir: {medium: Memory}\n";
 
-fn injector(values: serde_json::Value) -> Injector {
+fn injector(values: serde_json::Value) -> CompiledConfig {
     let mut config = InjectorConfig::default();
     config.templates.insert("sidecar".to_owned(), PROXY.to_owned());
-    Injector::new(config, values, default_mesh_config(), Options::default()).expect("parses")
+    CompiledConfig::new(config, values, default_mesh_config(), Options::default()).expect("parses")
 }
 
 fn replica_set(name: &str, deployment: &str) -> serde_json::Value {
@@ -26,7 +23,7 @@ fn replica_set(name: &str, deployment: &str) -> serde_json::Value {
 
 /// A pod as the API server stores it after the webhook injected it with `injector`: the
 /// defaults it adds written out by hand.
-fn stored_pod(injector: &Injector, name: &str, replica_set: &str) -> serde_json::Value {
+fn stored_pod(injector: &CompiledConfig, name: &str, replica_set: &str) -> serde_json::Value {
     let pod = json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "generateName": format!("{replica_set}-"), "namespace": "shop",
                      "labels": {"app": "web", "pod-template-hash": "5d8f"},
@@ -67,7 +64,7 @@ fn snapshot(objects: Vec<serde_json::Value>) -> Snapshot {
     Snapshot::from_objects(objects.into_iter().map(|o| (String::new(), o))).expect("sorts")
 }
 
-fn run(snapshot: &Snapshot, current: &Injector) -> Report {
+fn run(snapshot: &Snapshot, current: &CompiledConfig) -> Report {
     let origin = injector_core::explain::ConfigOrigin::File;
     outdated(
         snapshot,

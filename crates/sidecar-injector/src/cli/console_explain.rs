@@ -10,7 +10,7 @@ use injector_core::{
     gate::NamespaceFacts,
     workload::{self, PodTemplate, SUPPORTED_KINDS},
 };
-use injector_engine::pipeline::Injector;
+use injector_engine::CompiledConfig;
 use injector_server::ExplainSubject;
 use serde_json::{Value, json};
 
@@ -26,7 +26,7 @@ pub struct ConsoleContext {
 
 /// Explains `subject` against `injector`.
 pub fn explain_subject(
-    injector: &Injector,
+    injector: &CompiledConfig,
     context: &ConsoleContext,
     subject: &ExplainSubject,
 ) -> Result<Value, String> {
@@ -50,7 +50,12 @@ pub fn explain_subject(
 
 /// A pod the webhook admitted: the API server called the injector, so the webhooks are taken as
 /// called; the decision is the injector's own.
-fn explain_admitted(injector: &Injector, context: &ConsoleContext, pod: &Value, namespace: &str) -> Value {
+fn explain_admitted(
+    injector: &CompiledConfig,
+    context: &ConsoleContext,
+    pod: &Value,
+    namespace: &str,
+) -> Value {
     let mut pod = pod.clone();
     // The API server sends the pod with its type; a review written by hand may lack it.
     if let Some(map) = pod.as_object_mut() {
@@ -93,7 +98,7 @@ fn explain_admitted(injector: &Injector, context: &ConsoleContext, pod: &Value, 
 /// A pasted manifest: its first workload, explained and injected as `explain --show-patch`
 /// does (the chart's webhooks of `--revision`, the namespace's labels when given).
 fn explain_pasted(
-    injector: &Injector,
+    injector: &CompiledConfig,
     context: &ConsoleContext,
     manifest: &str,
     namespace: Option<&str>,
@@ -196,7 +201,7 @@ fn reasons(explanation: &Explanation) -> Vec<String> {
 }
 
 /// The configuration in service, as compiled: policy, templates, values, mesh config.
-pub fn describe(injector: &Injector) -> Value {
+pub fn describe(injector: &CompiledConfig) -> Value {
     let config = injector.config();
     json!({
         "policy": format!("{:?}", config.injection.policy),
@@ -214,11 +219,11 @@ pub fn describe(injector: &Injector) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use injector_engine::pipeline::Options;
+    use injector_engine::Options;
 
-    fn injector() -> Injector {
+    fn injector() -> CompiledConfig {
         let loaded = super::super::settings::from_texts(None, None, None).expect("embedded defaults");
-        Injector::new(loaded.config, loaded.values, loaded.mesh, Options::default()).expect("compiles")
+        CompiledConfig::new(loaded.config, loaded.values, loaded.mesh, Options::default()).expect("compiles")
     }
 
     fn context() -> ConsoleContext {

@@ -326,11 +326,11 @@ fn patches(args: &ExplainArgs, workloads: &[PodTemplate]) -> Result<Vec<show_pat
         mesh: args.mesh.clone(),
     };
     let loaded = super::settings::load(&settings_args)?;
-    let injector = injector_engine::pipeline::Injector::new(
+    let injector = injector_engine::CompiledConfig::new(
         loaded.config,
         loaded.values,
         loaded.mesh,
-        injector_engine::pipeline::Options::default(),
+        injector_engine::Options::default(),
     )
     .map_err(|e| anyhow::anyhow!("injector configuration: {e}"))?;
     let Some(file) = args.file.as_deref() else {

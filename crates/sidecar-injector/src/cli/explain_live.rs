@@ -14,10 +14,7 @@ use injector_core::{
     gate::{NamespaceFacts, WebhookConfiguration},
     workload::{self, PodTemplate},
 };
-use injector_engine::{
-    pipeline::{Injector, Options, Request},
-    status::parse_status,
-};
+use injector_engine::{CompiledConfig, Options, Request, post::status::parse_status};
 use injector_kube::live_explain::{self, LiveContext};
 use serde::Serialize;
 use serde_json::Value;
@@ -321,7 +318,7 @@ fn current_injection(
         ..Options::default()
     };
     let injector =
-        Injector::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| e.to_string())?;
+        CompiledConfig::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| e.to_string())?;
     let namespace = pod.pointer("/metadata/namespace").and_then(Value::as_str);
     injector
         .inject_pod(

@@ -14,7 +14,7 @@ use injector_core::{
     explain::{ConfigOrigin, Webhooks},
     gate::WebhookConfiguration,
 };
-use injector_engine::pipeline::{Injector, Options};
+use injector_engine::{CompiledConfig, Options};
 use injector_fleet::snapshot::Snapshot;
 use injector_kube::fleet as live;
 use serde_json::Value;
@@ -119,7 +119,7 @@ fn read_optional(path: Option<&PathBuf>) -> Result<Option<NamedText>> {
 /// A loaded configuration: the injector and where its configuration came from.
 pub struct LoadedSide {
     /// The engine.
-    pub injector: Injector,
+    pub injector: CompiledConfig,
     /// For the decision's wording.
     pub origin: ConfigOrigin,
     /// Where it came from, for the report.
@@ -151,7 +151,7 @@ pub fn load_side(
         ..Options::default()
     };
     let description = texts.describe();
-    let injector = Injector::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| {
+    let injector = CompiledConfig::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| {
         let file = templates
             .iter()
             .find(|(name, _)| *name == e.name)

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use injector_engine::{
+    CompiledConfig, Options,
     kube_inject::{StreamError, inject_stream_each},
-    pipeline::{Injector, Options},
 };
 
 use super::{
@@ -68,7 +68,7 @@ pub fn run(args: &InjectArgs) -> Result<()> {
         kube_inject: true,
         ..Options::default()
     };
-    let injector = Injector::new(loaded.config, loaded.values, loaded.mesh, options)
+    let injector = CompiledConfig::new(loaded.config, loaded.values, loaded.mesh, options)
         .map_err(|e| anyhow::anyhow!("injector configuration: {e}"))?;
     let source = input::read_source(&args.file)?;
     let ignored = ignored_annotations(&source);

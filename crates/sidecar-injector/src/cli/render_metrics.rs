@@ -1,41 +1,35 @@
 //! The engine's render metrics on `serve`'s `/metrics`: where injections got their template
-//! renders (counted over every configuration the process served) and the render cache of the
-//! configuration in service.
+//! renders (counted over every configuration the process served) and what the render cache
+//! holds.
 
 use std::sync::Arc;
 
-use injector_engine::pipeline::Injector;
-use injector_engine::pipeline::render_counts::{RenderCounts, RenderSource};
-use injector_server::ConfigStore;
+use injector_engine::cache::{RenderCache, RenderSource};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 
-/// Reads the counts and the cache at each scrape.
+/// Reads the render cache at each scrape.
+#[derive(Debug)]
 pub(super) struct RenderMetrics {
-    counts: Arc<RenderCounts>,
-    config: ConfigStore<Injector>,
-}
-
-impl std::fmt::Debug for RenderMetrics {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RenderMetrics")
-            .field("counts", &self.counts)
-            .finish_non_exhaustive()
-    }
+    cache: Arc<RenderCache>,
 }
 
 impl RenderMetrics {
-    /// Metrics of `counts` (the counts every injector `config` loads counts into) and of the
-    /// render cache of `config`'s injector in service.
-    pub(super) fn new(counts: Arc<RenderCounts>, config: ConfigStore<Injector>) -> Self {
-        RenderMetrics { counts, config }
+    /// Metrics of `cache`.
+    pub(super) fn new(cache: Arc<RenderCache>) -> Self {
+        RenderMetrics { cache }
     }
+}
+
+fn gauge(value: usize) -> ConstGauge<i64> {
+    ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX))
 }
 
 impl Collector for RenderMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counts = self.cache.counts();
         let mut family = encoder.encode_descriptor(
             "sidecar_injector_renders",
             "Injections that ran the templates, by where their renders came from: rendered for the pod, \
@@ -46,25 +40,28 @@ impl Collector for RenderMetrics {
         )?;
         for source in RenderSource::ALL {
             let labels = [("source", source.as_str())];
-            ConstCounter::new(self.counts.injections(source)).encode(family.encode_family(&labels)?)?;
+            ConstCounter::new(counts.injections(source)).encode(family.encode_family(&labels)?)?;
         }
-        let flushes = ConstCounter::new(self.counts.flushes());
-        flushes.encode(encoder.encode_descriptor(
-            "sidecar_injector_render_cache_flushes",
-            "Times the render cache was full and was emptied (many flushes: more workloads than it holds).",
+        let evictions = ConstCounter::new(counts.evictions());
+        evictions.encode(encoder.encode_descriptor(
+            "sidecar_injector_render_cache_evictions",
+            "Renders the render cache let go to stay within its budget (many: more workloads than it holds).",
             None,
-            flushes.metric_type(),
+            evictions.metric_type(),
         )?)?;
-        let entries = self
-            .config
-            .current()
-            .map_or(0, |injector| injector.render_cache().len());
-        let entries = ConstGauge::new(i64::try_from(entries).unwrap_or(i64::MAX));
+        let entries = gauge(self.cache.len());
         entries.encode(encoder.encode_descriptor(
             "sidecar_injector_render_cache_entries",
             "Renders the render cache holds for the configuration in service.",
             None,
             entries.metric_type(),
+        )?)?;
+        let bytes = gauge(self.cache.bytes());
+        bytes.encode(encoder.encode_descriptor(
+            "sidecar_injector_render_cache_bytes",
+            "Bytes the render cache's renders hold (at most --render-cache-mib).",
+            None,
+            bytes.metric_type(),
         )?)?;
         Ok(())
     }

@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use injector_core::explain::ConfigOrigin;
-use injector_engine::pipeline::render_counts::RenderCounts;
-use injector_engine::pipeline::{Answer, InjectError, Injector, Options, Request};
+use injector_engine::cache::RenderCache;
+use injector_engine::{CompiledConfig, InjectError, Options, Outcome, Request};
 use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
@@ -96,12 +96,10 @@ pub struct ServeArgs {
     /// 0 turns the cache off.
     #[arg(long, default_value_t = 8)]
     pub outcome_cache_mib: usize,
-    /// Answer the pods a controller makes alike but for values of each pod's own (a Job's
-    /// index, a StatefulSet pod's name, the token volume's name, env values) from one patch per
-    /// shape with those values written in, when the templates never read them; `false` injects
-    /// every such pod on its own.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
-    pub skeletons: bool,
+    /// MiB of template renders kept for later pods that show the templates the same (the pods
+    /// of one workload); 0 turns the render cache off.
+    #[arg(long, default_value_t = 16)]
+    pub render_cache_mib: usize,
     /// Serve the read-only web console (state, recent admissions and their explanations,
     /// live figures, configuration and its reloads, paste a pod) on this plain-HTTP address,
     /// e.g. 127.0.0.1:15080, then `kubectl port-forward`. Off by default; a non-loopback
@@ -148,14 +146,14 @@ struct Engine {
     events: Option<EventSink>,
     /// What the console's explanations need to know.
     console: ConsoleContext,
-    /// Where injections got their renders, counted by every injector the loader builds.
-    renders: Arc<RenderCounts>,
+    /// The render cache in front of the engine's render stage.
+    renders: Arc<RenderCache>,
 }
 
 impl injector_server::Injector for Engine {
-    type Config = Injector;
+    type Config = CompiledConfig;
 
-    fn admit(&self, injector: &Injector, input: &AdmissionInput) -> AdmissionOutcome {
+    fn admit(&self, injector: &CompiledConfig, input: &AdmissionInput) -> AdmissionOutcome {
         self.admit_for_any_token_name(injector, input).0
     }
 
@@ -164,18 +162,11 @@ impl injector_server::Injector for Engine {
     /// looked into.
     fn admit_for_any_token_name(
         &self,
-        injector: &Injector,
+        injector: &CompiledConfig,
         input: &AdmissionInput,
     ) -> (AdmissionOutcome, bool) {
         warn_of_ignored_annotations(input);
-        outcome_of(injector.answer(&request_of(input)))
-    }
-
-    /// A pod the engine answers without rendering its templates: skipped, or its renders kept.
-    fn admit_quickly(&self, injector: &Injector, input: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
-        let answer = injector.answer_without_rendering(&request_of(input))?;
-        warn_of_ignored_annotations(input);
-        Some(outcome_of(answer))
+        outcome_of(self.renders.inject(injector, &request_of(input)))
     }
 
     /// The engine injects the pod without `managedFields` and its patch leaves them alone.
@@ -196,16 +187,20 @@ impl injector_server::Injector for Engine {
         events.observe(Admitted::from_pod(&input.object, &input.namespace, outcome));
     }
 
-    fn explain(&self, injector: &Injector, subject: &ExplainSubject) -> Result<serde_json::Value, String> {
+    fn explain(
+        &self,
+        injector: &CompiledConfig,
+        subject: &ExplainSubject,
+    ) -> Result<serde_json::Value, String> {
         console_explain::explain_subject(injector, &self.console, subject)
     }
 
-    fn describe(&self, injector: &Injector) -> serde_json::Value {
+    fn describe(&self, injector: &CompiledConfig) -> serde_json::Value {
         console_explain::describe(injector)
     }
 
-    fn register_metrics(&self, registry: &mut Registry, config: &ConfigStore<Injector>) {
-        registry.register_collector(Box::new(RenderMetrics::new(self.renders.clone(), config.clone())));
+    fn register_metrics(&self, registry: &mut Registry, _config: &ConfigStore<CompiledConfig>) {
+        registry.register_collector(Box::new(RenderMetrics::new(self.renders.clone())));
     }
 }
 
@@ -227,18 +222,19 @@ fn warn_of_ignored_annotations(input: &AdmissionInput) {
 }
 
 /// The engine's answer as the server's outcome, and whether it holds for any token volume name.
-fn outcome_of(answer: Result<Answer, InjectError>) -> (AdmissionOutcome, bool) {
-    match answer {
-        Ok(Answer::Skipped { decision }) => (
+fn outcome_of(outcome: Result<Outcome, InjectError>) -> (AdmissionOutcome, bool) {
+    match outcome {
+        Ok(Outcome::Skipped { decision }) => (
             AdmissionOutcome::Skipped {
                 reason: decision.rule.id().to_owned(),
             },
             true,
         ),
-        Ok(Answer::Injected {
+        Ok(Outcome::Injected {
             patch,
             decision,
             blind_to_token_volume,
+            ..
         }) => (
             AdmissionOutcome::Patched {
                 patch,
@@ -293,8 +289,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)?;
     }
     let native = Arc::new(AtomicBool::new(native_flag.unwrap_or(true)));
-    let renders = Arc::new(RenderCounts::default());
-    let loader = config_loader(&args.revision, native.clone(), renders.clone(), args.skeletons);
+    let renders = Arc::new(RenderCache::new(args.render_cache_mib.saturating_mul(1 << 20)));
+    let loader = config_loader(&args.revision, native.clone());
     // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
     // context switches and per-thread allocator heaps. Admissions beyond them queue (their
     // deadline still runs).
@@ -404,9 +400,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
 fn config_loader(
     revision: &str,
     native: Arc<AtomicBool>,
-    renders: Arc<RenderCounts>,
-    skeletons: bool,
-) -> impl Fn(&ConfigFiles) -> Result<Injector, String> + Send + Sync + 'static {
+) -> impl Fn(&ConfigFiles) -> Result<CompiledConfig, String> + Send + Sync + 'static {
     let revision = revision.to_owned();
     move |files: &ConfigFiles| {
         // Errors name the file as given (`--injector-config /etc/istio/inject/config: ...`), or
@@ -436,15 +430,6 @@ fn config_loader(
             native_sidecars: native.load(Ordering::SeqCst),
             ..Options::default()
         };
-        Injector::new(loaded.config, loaded.values, loaded.mesh, options)
-            .map(|injector| injector.counting_renders_in(renders.clone()))
-            .map(|injector| {
-                if skeletons {
-                    injector
-                } else {
-                    injector.without_skeletons()
-                }
-            })
-            .map_err(|e| e.to_string())
+        CompiledConfig::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| e.to_string())
     }
 }

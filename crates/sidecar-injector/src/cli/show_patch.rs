@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use injector_core::{explain::Explanation, workload::PodTemplate};
-use injector_engine::pipeline::{Injector, Outcome, Request};
+use injector_engine::{CompiledConfig, Outcome, Request};
 use serde_json::{Value, json};
 
 /// The change injection makes to one pod.
@@ -27,7 +27,7 @@ impl PodChange {
 }
 
 /// Builds the pod the workload's controller would create and runs the injector on it.
-pub fn pod_change(injector: &Injector, object: &Value, workload: &PodTemplate) -> PodChange {
+pub fn pod_change(injector: &CompiledConfig, object: &Value, workload: &PodTemplate) -> PodChange {
     let pod = pod_of(object, workload);
     let namespace = workload
         .owner

@@ -157,14 +157,13 @@ fn pod_data(args: &RenderArgs, pod: &Path) -> anyhow::Result<gotemplate::Value> 
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }
-    let options = injector_engine::pipeline::Options {
+    let options = injector_engine::Options {
         revision: args.revision.clone(),
         native_sidecars: args.native_sidecars,
-        ..injector_engine::pipeline::Options::default()
+        ..injector_engine::Options::default()
     };
-    let injector =
-        injector_engine::pipeline::Injector::new(loaded.config, loaded.values, loaded.mesh, options)
-            .map_err(|e| anyhow::anyhow!("injector configuration: {e}"))?;
+    let injector = injector_engine::CompiledConfig::new(loaded.config, loaded.values, loaded.mesh, options)
+        .map_err(|e| anyhow::anyhow!("injector configuration: {e}"))?;
     let object = super::input::single_object(pod)?;
     let kind = object
         .value

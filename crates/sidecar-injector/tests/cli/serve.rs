@@ -203,10 +203,10 @@ fn the_replicas_of_a_deployment_are_answered_from_the_outcome_cache_with_their_o
 
 /// Tried as a new user would run an Indexed Job with the outcome cache off: its pods differ in
 /// their completion index (label, annotation, `generateName`, hostname, an env value) and token
-/// volume, so from the third on they are answered from their shape's skeleton, each with its own
-/// values; `--skeletons false` injects each on its own and answers the same bytes.
+/// volume, so from the second on they take the first one's render, each with its own values;
+/// `--render-cache-mib 0` renders each on its own and answers the same bytes.
 #[test]
-fn a_jobs_pods_are_answered_from_their_skeleton_and_skeletons_can_be_turned_off() {
+fn a_jobs_pods_take_one_render_and_the_render_cache_can_be_turned_off() {
     if !have_curl() {
         return;
     }
@@ -214,7 +214,7 @@ fn a_jobs_pods_are_answered_from_their_skeleton_and_skeletons_can_be_turned_off(
     let served = Served::start(&files, &["--outcome-cache-mib", "0"]);
     let reference = Served::start(
         &reference_files,
-        &["--outcome-cache-mib", "0", "--skeletons", "false"],
+        &["--outcome-cache-mib", "0", "--render-cache-mib", "0"],
     );
     for index in 0..5 {
         let mut review = replica_review(
@@ -242,14 +242,26 @@ fn a_jobs_pods_are_answered_from_their_skeleton_and_skeletons_can_be_turned_off(
             "job-{index}: its own token volume in its patch"
         );
     }
-    // Every admission counted once: the first rendered, the others from the kept render (three
-    // of them through the skeleton), on both servers.
-    for server in [&served, &reference] {
+    // Every admission counted once: the first rendered, the others from the kept render; without
+    // the render cache, every one rendered.
+    for (server, lines) in [
+        (
+            &served,
+            [
+                "sidecar_injector_renders_total{source=\"rendered\"} 1",
+                "sidecar_injector_renders_total{source=\"kept\"} 4",
+            ],
+        ),
+        (
+            &reference,
+            [
+                "sidecar_injector_renders_total{source=\"rendered\"} 5",
+                "sidecar_injector_renders_total{source=\"kept\"} 0",
+            ],
+        ),
+    ] {
         let metrics = server.metrics();
-        for line in [
-            "sidecar_injector_renders_total{source=\"rendered\"} 1",
-            "sidecar_injector_renders_total{source=\"kept\"} 4",
-        ] {
+        for line in lines {
             assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
         }
     }
@@ -257,7 +269,7 @@ fn a_jobs_pods_are_answered_from_their_skeleton_and_skeletons_can_be_turned_off(
 
 /// Tried as a new user would look at the render cache: with the outcome cache off, a
 /// Deployment's second replica takes its first one's render, and a StatefulSet's pods share
-/// one; `/metrics` says where each injection's renders came from.
+/// one; `/metrics` says where each injection's renders came from and what the cache holds.
 #[test]
 fn metrics_say_where_each_injections_renders_came_from() {
     if !have_curl() {
@@ -300,12 +312,18 @@ fn metrics_say_where_each_injections_renders_came_from() {
     let metrics = served.metrics();
     for line in [
         "# TYPE sidecar_injector_renders_total counter",
-        "sidecar_injector_renders_total{source=\"rendered\"} 1",
+        "sidecar_injector_renders_total{source=\"rendered\"} 2",
         "sidecar_injector_renders_total{source=\"kept\"} 1",
-        "sidecar_injector_renders_total{source=\"shared\"} 3",
-        "sidecar_injector_render_cache_flushes_total 0",
+        "sidecar_injector_renders_total{source=\"shared\"} 2",
+        "sidecar_injector_render_cache_evictions_total 0",
         "sidecar_injector_render_cache_entries 2",
     ] {
         assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
     }
+    let bytes = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("sidecar_injector_render_cache_bytes "))
+        .and_then(|bytes| bytes.parse::<u64>().ok())
+        .expect("the cache's bytes are exported");
+    assert!(bytes > 0 && bytes <= 16 << 20, "{bytes}");
 }

@@ -10,22 +10,23 @@
 
 use serde_json::{Map, Value};
 
-use super::{merge, overrides_json, previous_injection};
+use super::merge_overlay;
 use crate::{
     member::Members,
-    normalize::normalize,
+    normalize::{normalize, to_go_json},
     pod::{
-        ContainerList, INIT_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER, all_containers, annotation,
-        annotations_mut, containers, containers_mut, name_of,
+        ContainerList, INIT_CONTAINER, PROXY_CONTAINER, VALIDATION_CONTAINER, annotation, annotations_mut,
+        containers, containers_mut, name_of,
     },
-    strip::OVERRIDES_ANNOTATION,
+    post::status::{PreviousInjection, STATUS_ANNOTATION, parse_status},
+    prepare::strip::OVERRIDES_ANNOTATION,
 };
 
 /// The image value that means "keep the injected image".
 const AUTO_IMAGE: &str = "auto";
 
 /// Re-applies the user's versions of template containers on top of `merged`.
-pub(super) fn reapply(
+pub(crate) fn reapply(
     mut merged: Value,
     original: &Value,
     template_pod: &Value,
@@ -79,7 +80,7 @@ pub(super) fn reapply(
             }
             spec.insert(list.field().to_owned(), Value::Array(vec![overlay.clone()]));
             let patch = serde_json::json!({"metadata": {}, "spec": spec, "status": {}});
-            merged = merge(std::mem::take(&mut merged), patch)
+            merged = merge_overlay(std::mem::take(&mut merged), patch)
                 .map_err(|e| format!("failed to apply sidecar container: {}", e.0))?;
             applied[slot].push(overlay);
         }
@@ -92,18 +93,6 @@ pub(super) fn reapply(
     }
     adjust_init_container_user(&mut merged, original, proxy_config);
     Ok(merged)
-}
-
-/// Whether [`reapply`] may change anything beyond what its own merges normalize: a user container
-/// named like a template container (or `istio-proxy`, whose user the init containers follow), or
-/// overrides saved by an earlier injection. When it may not, the pod after it is still the merged
-/// pod, normalized.
-pub(super) fn may_write(original: &Value, template_pod: &Value) -> bool {
-    let template_names: Vec<&str> = all_containers(template_pod).map(name_of).collect();
-    let user_named_like_template = all_containers(original)
-        .map(name_of)
-        .any(|name| name == PROXY_CONTAINER || template_names.contains(&name));
-    user_named_like_template || annotation(original, OVERRIDES_ANNOTATION).is_some()
 }
 
 /// The containers saved in the overrides annotation, `[containers, initContainers]`.
@@ -190,4 +179,24 @@ fn adjust_init_container_user(pod: &mut Value, original: &Value, proxy_config: &
     {
         *slot = Value::from(user.to_string());
     }
+}
+
+/// What a previous injection recorded in the pod's status annotation, if it was injected before.
+fn previous_injection(pod: &Value) -> Option<PreviousInjection> {
+    annotation(pod, STATUS_ANNOTATION).map(parse_status)
+}
+
+/// The Go JSON of the overrides annotation value.
+fn overrides_json(containers: &[Value], init_containers: &[Value]) -> String {
+    let mut object = Map::new();
+    if !containers.is_empty() {
+        object.insert("containers".to_owned(), Value::Array(containers.to_vec()));
+    }
+    if !init_containers.is_empty() {
+        object.insert(
+            "initContainers".to_owned(),
+            Value::Array(init_containers.to_vec()),
+        );
+    }
+    to_go_json(&Value::Object(object))
 }

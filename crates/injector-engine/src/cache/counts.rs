@@ -1,8 +1,7 @@
 //! Counts of where injections got their template renders, for metrics.
 //!
-//! A configuration reload builds a new [`super::Injector`], and with it a new render cache; the
-//! counts are cumulative over the process, so one [`RenderCounts`] is handed to every injector
-//! (see [`super::Injector::counting_renders_in`]).
+//! A configuration reload starts the render cache afresh; the counts are cumulative over the
+//! process, so one [`RenderCounts`] serves every configuration.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,11 +11,9 @@ pub enum RenderSource {
     /// The templates were rendered for this pod.
     Rendered,
     /// A kept render of an earlier pod that showed the templates exactly what this one does.
-    /// An answer made from the skeleton of the pod's shape ([`super::skeleton`]) counts its
-    /// render's source, this or [`Self::Shared`].
     Kept,
     /// A render shared by pods that are their own owner, with this pod's name put in
-    /// ([`super::own_name`]).
+    /// (see the render cache's stand-in for a pod's name).
     Shared,
 }
 
@@ -32,15 +29,20 @@ impl RenderSource {
             RenderSource::Shared => "shared",
         }
     }
+
+    /// Whether the renders came from the cache.
+    pub fn cached(self) -> bool {
+        self != RenderSource::Rendered
+    }
 }
 
-/// Cumulative counts of injections by [`RenderSource`], and of render cache flushes.
+/// Cumulative counts of injections by [`RenderSource`], and of renders the cache let go.
 #[derive(Debug, Default)]
 pub struct RenderCounts {
     rendered: AtomicU64,
     kept: AtomicU64,
     shared: AtomicU64,
-    flushes: AtomicU64,
+    evictions: AtomicU64,
 }
 
 impl RenderCounts {
@@ -62,14 +64,14 @@ impl RenderCounts {
         self.counter(source).load(Ordering::Relaxed)
     }
 
-    /// Counts one flush: the render cache was full and was emptied.
-    pub fn note_flush(&self) {
-        self.flushes.fetch_add(1, Ordering::Relaxed);
+    /// Counts one render evicted to keep the cache within its budget.
+    pub fn note_eviction(&self) {
+        self.evictions.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// How many times a render cache was full and was emptied.
-    pub fn flushes(&self) -> u64 {
-        self.flushes.load(Ordering::Relaxed)
+    /// How many renders were evicted to keep the cache within its budget.
+    pub fn evictions(&self) -> u64 {
+        self.evictions.load(Ordering::Relaxed)
     }
 }
 
@@ -83,12 +85,12 @@ mod tests {
         counts.note(RenderSource::Kept);
         counts.note(RenderSource::Kept);
         counts.note(RenderSource::Shared);
-        counts.note_flush();
+        counts.note_eviction();
         let seen: Vec<(&str, u64)> = RenderSource::ALL
             .iter()
             .map(|source| (source.as_str(), counts.injections(*source)))
             .collect();
         assert_eq!(seen, [("rendered", 0), ("kept", 2), ("shared", 1)]);
-        assert_eq!(counts.flushes(), 1);
+        assert_eq!(counts.evictions(), 1);
     }
 }

@@ -5,24 +5,21 @@
 //! owner, could never serve one pod's render to the next. Yet Istio's templates only print that
 //! name (`ISTIO_META_WORKLOAD_NAME`, `ISTIO_META_OWNER`) or test that it is not empty.
 //!
-//! So such a pod is rendered with a [`StandIn`] for the name, an unguessable word made at random
-//! for each injector, while a [`NameWatch`] is told of everything the templates hand to a
-//! function or method and of every value printed that is not a string
-//! ([`gotemplate::Watch`]). A render in which the stand-in only had its truth tested, was
-//! printed, or went through functions that give it back unchanged or quote it
+//! So the render cache ([`super::RenderCache`]) renders such a pod with a [`StandIn`] for the
+//! name, an unguessable word made at random for each cache, while a [`NameWatch`] is told of
+//! everything the templates hand to a function or method and of every value printed that is not
+//! a string ([`gotemplate::Watch`]). A render in which the stand-in only had its truth tested,
+//! was printed, or went through functions that give it back unchanged or quote it
 //! ([`PASS_THROUGH`]) reads no more of the name than that it is not empty: the name's text went
 //! into the output verbatim wherever the stand-in's did. Such a render is kept under the
-//! stand-in, and any pod of the same family ([`super::render_cache::Fixed`] with the stand-in
-//! for the owner's name) whose reads match takes it with its own name put in the stand-in's
-//! place ([`fill`], at the places [`holes`] finds once per kept render) and merges it as it would
-//! merge its own render. A render that looked into the stand-in is dropped, and the pod is
-//! rendered with its own name as before; so are the pods of a family whose shared renders no
-//! other pod takes (its templates read something each pod has of its own, such as the pod's
-//! name: [`super::render_cache::RenderCache::churns`]), but for one pod in
-//! [`super::render_cache::RETRY_EVERY`], which tries again.
+//! stand-in, and any pod of the same family whose reads match takes it with its own name put in
+//! the stand-in's place ([`fill`], at the places [`holes`] finds once per kept render) *before*
+//! the merge: the merge and everything after it see exactly the overlays a render with the pod's
+//! own name gives. A render that looked into the stand-in is dropped, and the pod is rendered
+//! with its own name.
 //!
 //! Putting the name in after parsing the YAML gives what parsing the text with the name would,
-//! because of what [`can_stand_in`] asks of names and [`put_name`] checks of each result:
+//! because of what [`can_stand_in`] asks of names and [`fill`] checks of each result:
 //!
 //! - a name is a DNS subdomain (lowercase letters, digits, `-` and `.`, starting and ending with a
 //!   letter or digit), like the stand-in: no character that YAML quotes, escapes or reads as
@@ -40,11 +37,6 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use serde_json::Value;
-
-pub mod after_merge;
-
-use super::prepare::Prepared;
-use super::render_cache::{Fixed, Kept, Overlays, Reuse};
 
 /// Functions that, given a string, give it back whole or quoted and otherwise only test whether
 /// it is empty: `default`, `valueOrDefault`, `coalesce` return one of their arguments chosen by
@@ -86,7 +78,7 @@ impl StandIn {
 /// Whether a pod's own name may be stood in for: a DNS subdomain (at most 253 characters of
 /// lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit) that
 /// holds neither the stand-in nor the prefix of a token volume's name
-/// ([`super::render_cache::TOKEN_VOLUME_PREFIX`]: whether a render names one must not depend on
+/// ([`super::TOKEN_VOLUME_PREFIX`]: whether a render names one must not depend on
 /// the name).
 pub fn can_stand_in(name: &str, stand_in: &StandIn) -> bool {
     let bytes = name.as_bytes();
@@ -97,7 +89,7 @@ pub fn can_stand_in(name: &str, stand_in: &StandIn) -> bool {
         && bytes.last().is_some_and(alphanumeric)
         && bytes.iter().all(|b| alphanumeric(b) || *b == b'-' || *b == b'.')
         && !name.contains(stand_in.as_str())
-        && !name.contains(super::render_cache::TOKEN_VOLUME_PREFIX)
+        && !name.contains(super::TOKEN_VOLUME_PREFIX)
 }
 
 /// Watches a render with the stand-in for whether it looked into the stand-in
@@ -169,7 +161,8 @@ impl gotemplate::Watch for NameWatch<'_> {
 /// string that held the stand-in would not read back as the same string with the name, or keys
 /// that held it would collide or grow too long (see the module documentation). `name` is one
 /// [`can_stand_in`] accepts.
-pub fn put_name(overlay: &Value, stand_in: &StandIn, name: &str) -> Option<Value> {
+#[cfg(test)]
+fn put_name(overlay: &Value, stand_in: &StandIn, name: &str) -> Option<Value> {
     fill(overlay, &holes(overlay, stand_in), stand_in, name)
 }
 
@@ -298,206 +291,6 @@ fn plainly_a_string(value: &str) -> bool {
             .iter()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'/' | b':'))
         && !WORDS.contains(&value)
-}
-
-/// Renders made with the stand-in, with a pod's name put in: the pod's own overlays, merged as
-/// a render's would be, or (one render whose stand-ins the merge leaves alone, [`after_merge`])
-/// the render itself, merged as a kept render, with the name put in after the merge.
-pub struct Named {
-    /// The overlays with the name in, one per rendered template, until merged; empty while the
-    /// name is to go in after the merge.
-    overlays: Vec<Value>,
-    /// The renders with the stand-in.
-    renders: Overlays,
-    stand_in: StandIn,
-    name: String,
-    /// For a name to go in after the merge: the places, and their strings with the name in.
-    after_merge: Option<(Arc<[after_merge::MergedHole]>, Vec<String>)>,
-    /// Neither what the renders read nor what they gave holds a token volume's name
-    /// ([`super::render_cache::Reuse::blind_to_token_volume`]).
-    pub blind_to_token_volume: bool,
-}
-
-impl Named {
-    /// The `index`-th overlay, handed over (`null` past the last).
-    pub fn take(&mut self, index: usize) -> Value {
-        self.overlays
-            .get_mut(index)
-            .map(std::mem::take)
-            .unwrap_or_default()
-    }
-
-    /// The `index`-th overlay once more, for an error path or a check.
-    pub fn again(&self, index: usize) -> Result<Value, super::InjectError> {
-        self.renders
-            .get(index)
-            .map_or(Some(Value::Null), |kept| named(kept, &self.stand_in, &self.name))
-            .ok_or_else(no_longer_named)
-    }
-
-    /// The render with the stand-in, when the name is to go in after it is merged as a kept
-    /// render ([`Self::fill_merged`]).
-    pub fn merges_as_kept(&self) -> Option<&Overlays> {
-        self.after_merge.as_ref().map(|_| &self.renders)
-    }
-
-    /// Puts the name into `merged`, the pod the render with the stand-in was merged into:
-    /// `false` when a check of [`after_merge::fill_merged`] fails (then `merged` is to be
-    /// dropped, and the named overlays merged instead: [`Self::name_overlays`]).
-    pub fn fill_merged(&self, merged: &mut Value) -> bool {
-        self.after_merge.as_ref().is_some_and(|(holes, named)| {
-            after_merge::fill_merged(merged, holes, named, self.stand_in.as_str())
-        })
-    }
-
-    /// Whether `value` holds the stand-in anywhere.
-    pub fn holds_stand_in(&self, value: &Value) -> bool {
-        after_merge::holds(value, self.stand_in.as_str())
-    }
-
-    /// Puts the name into the overlays, to merge them as the pod's own after all.
-    pub fn name_overlays(&mut self) -> Result<(), super::InjectError> {
-        self.after_merge = None;
-        if self.overlays.is_empty() {
-            self.overlays = self
-                .renders
-                .iter()
-                .map(|kept| named(kept, &self.stand_in, &self.name))
-                .collect::<Option<Vec<Value>>>()
-                .ok_or_else(no_longer_named)?;
-        }
-        Ok(())
-    }
-}
-
-fn no_longer_named() -> super::InjectError {
-    super::InjectError("a shared render no longer takes the pod's name".to_owned())
-}
-
-/// A kept render with the stand-in, with `name` put in ([`fill`]; its holes found once).
-fn named(kept: &Kept, stand_in: &StandIn, name: &str) -> Option<Value> {
-    let holes = kept.name_holes(|overlay| holes(overlay, stand_in));
-    fill(&kept.overlay, holes, stand_in, name)
-}
-
-impl super::Injector {
-    /// The renders for a pod that is its own owner (`fixed`'s owner is a `Pod`), made with the
-    /// stand-in for its name, or taken from the render cache so made, with the pod's name put in:
-    /// `None` when the pod is to be rendered with its own name (its name cannot be stood in for,
-    /// its family's templates look into the name, a render failed, a check of [`put_name`] did
-    /// not hold, or no render is in the cache and `rendering` is refused).
-    pub(super) fn own_name_renders(
-        &self,
-        fixed: &Fixed,
-        prepared: &Prepared,
-        selected: &[String],
-        rendering: super::Rendering,
-    ) -> Option<Named> {
-        let stand_in = self.stand_in.as_ref()?;
-        let [api_version, kind, name, namespace] = &fixed.owner;
-        if kind != "Pod" || !can_stand_in(name, stand_in) {
-            return None;
-        }
-        let shared = Fixed {
-            owner: [
-                api_version.clone(),
-                kind.clone(),
-                stand_in.as_str().to_owned(),
-                namespace.clone(),
-            ],
-            ..fixed.clone()
-        };
-        let reuse = match self.render_cache.get(&shared, &prepared.stripped) {
-            Some(reuse) => reuse,
-            None if rendering == super::Rendering::Refused => return None,
-            None if !self.render_cache.shares_stand_in_renders(&shared) => return None,
-            None => self.render_with_stand_in(stand_in, shared, prepared, selected)?,
-        };
-        let after_merge = match &*reuse.overlays {
-            [kept] if selected.len() == 1 => kept
-                .merged_holes(|overlay| {
-                    // Merged as a kept render, the render's template pod is its names: were they
-                    // not plain enough, or did they hold the stand-in, every pod would merge it
-                    // twice (as kept, then named).
-                    let names = kept.names(super::template_pod::names_only)?;
-                    if after_merge::holds(&names, stand_in.as_str()) {
-                        return None;
-                    }
-                    let holes = kept.name_holes(|overlay| holes(overlay, stand_in));
-                    after_merge::merged_holes(overlay, holes).map(Into::into)
-                })
-                .map(|places| {
-                    // The strings that `fill` would write, with the same checks.
-                    let named = places
-                        .iter()
-                        .map(|place| named_string(place.text(), stand_in.as_str(), name))
-                        .collect::<Option<Vec<String>>>();
-                    named.map(|named| (places, named))
-                }),
-            _ => None,
-        };
-        let (overlays, after_merge) = match after_merge {
-            Some(Some(after_merge)) => (Vec::new(), Some(after_merge)),
-            // A string that would not read back with the name: as `fill` says.
-            Some(None) => return None,
-            None => (
-                reuse
-                    .overlays
-                    .iter()
-                    .map(|kept| named(kept, stand_in, name))
-                    .collect::<Option<Vec<Value>>>()?,
-                None,
-            ),
-        };
-        Some(Named {
-            overlays,
-            renders: reuse.overlays,
-            stand_in: stand_in.clone(),
-            name: name.clone(),
-            after_merge,
-            blind_to_token_volume: reuse.blind_to_token_volume,
-        })
-    }
-
-    /// Renders the selected templates with the stand-in for the pod's name and, unless they
-    /// looked into it, keeps the renders under `shared`.
-    fn render_with_stand_in(
-        &self,
-        stand_in: &StandIn,
-        shared: Fixed,
-        prepared: &Prepared,
-        selected: &[String],
-    ) -> Option<Reuse> {
-        let mut owner = prepared.owner.clone();
-        owner.name = stand_in.as_str().to_owned();
-        let mut inputs = self.template_inputs(prepared);
-        inputs.owner = &owner;
-        let data = super::data::template_data(&inputs, &self.template_values);
-        let watch = NameWatch::new(stand_in, &data);
-        let (rendered, reads) = crate::render::objects::reads::record(&prepared.stripped, || {
-            selected
-                .iter()
-                .filter_map(|name| self.templates.get(name))
-                .map(|template| {
-                    let text = template.execute_watched(&data, &watch).ok()?;
-                    super::parse_overlay(&text).ok()
-                })
-                .collect::<Option<Vec<Value>>>()
-        });
-        if watch.looked_into() {
-            self.render_cache.note_name_read(&shared);
-            return None;
-        }
-        let (rendered, reads) = (rendered?, reads?);
-        let overlays: Overlays = rendered.into_iter().map(Kept::new).collect::<Vec<_>>().into();
-        let blind_to_token_volume =
-            self.render_cache
-                .insert(shared, &prepared.stripped, reads, overlays.clone());
-        Some(Reuse {
-            overlays,
-            blind_to_token_volume,
-        })
-    }
 }
 
 #[cfg(test)]
