@@ -25,8 +25,8 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 
 use injector_server::{
-    AdmissionInput, AdmissionOutcome, CertSource, ConfigStore, Injector, LogFormat, ServeOptions,
-    WatchOptions,
+    Admission, AdmissionInput, AdmissionOutcome, Caches, CertSource, ConfigStore, Injector, LogFormat,
+    ServeOptions, WatchOptions,
 };
 use serde_json::{Value, json};
 
@@ -47,7 +47,13 @@ struct FakeConfig {
 impl Injector for FakeEngine {
     type Config = FakeConfig;
 
-    fn admit(&self, config: &FakeConfig, req: &AdmissionInput) -> AdmissionOutcome {
+    fn admit(&self, config: &FakeConfig, req: &AdmissionInput, _caches: Caches) -> Admission {
+        Admission::computed(self.outcome(config, req))
+    }
+}
+
+impl FakeEngine {
+    fn outcome(&self, config: &FakeConfig, req: &AdmissionInput) -> AdmissionOutcome {
         let meta = &req.object["metadata"];
         if meta["annotations"]["sidecar.istio.io/inject"] == "false" {
             return AdmissionOutcome::Skipped {
@@ -124,17 +130,6 @@ impl Injector for FakeEngine {
             },
         }
     }
-
-    /// With a canned patch it stands in for the real engine, which ignores them.
-    fn ignores_managed_fields(&self) -> bool {
-        self.canned.is_some()
-    }
-
-    /// Every answer is quick (nothing is rendered), as the real engine's are when its renders
-    /// are kept: the ceiling answers on the async worker as `serve` then does.
-    fn admit_quickly(&self, config: &FakeConfig, req: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
-        Some((self.admit(config, req), false))
-    }
 }
 
 /// The JSON Patch of a saved AdmissionReview response, decoded from `response.patch`.
@@ -206,6 +201,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let canned = arg(&args, "--patch-from")
         .map(|path| patch_of_response(&path))
         .transpose()?;
+    // With a canned patch it stands in for the real engine, which ignores them.
+    options.ignore_managed_fields = canned.is_some();
     injector_server::run(
         options,
         FakeEngine { canned },
@@ -260,7 +257,7 @@ mod tests {
         let canned = patch_of_response(file.path().to_str().expect("utf-8")).expect("decodes");
         let engine = FakeEngine { canned: Some(canned) };
         let pod = json!({"metadata": {"generateName": "web-"}, "spec": {"containers": []}});
-        match engine.admit(&config(), &input(pod)) {
+        match engine.outcome(&config(), &input(pod)) {
             AdmissionOutcome::Patched { patch: answered, .. } => assert_eq!(answered, patch),
             other => panic!("expected the canned patch, got {other:?}"),
         }
@@ -284,7 +281,7 @@ mod tests {
         };
         let pod = json!({"metadata": {"annotations": {"sidecar.istio.io/inject": "false"}}});
         assert!(matches!(
-            engine.admit(&config(), &input(pod)),
+            engine.outcome(&config(), &input(pod)),
             AdmissionOutcome::Skipped { .. }
         ));
     }

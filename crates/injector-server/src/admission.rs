@@ -161,7 +161,7 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {
 }
 
 /// [`decode`] for an injector that ignores the object's `metadata.managedFields` (see
-/// [`crate::injector::Injector::ignores_managed_fields`]): they are read over, their JSON checked,
+/// [`crate::ServeOptions::ignore_managed_fields`]): they are read over, their JSON checked,
 /// and left out of [`AdmissionRequest::object`]. Every other member decodes as [`decode`]
 /// decodes it, and so do the errors.
 pub fn decode_ignoring_managed_fields(body: &[u8]) -> Result<AdmissionRequest, DecodeError> {

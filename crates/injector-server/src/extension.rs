@@ -13,14 +13,14 @@ type RegisterFn = dyn Fn(&mut Registry) + Send + Sync;
 #[derive(Clone, Default)]
 pub struct Extension {
     status: Option<(String, Arc<StatusFn>)>,
-    metrics: Option<Arc<RegisterFn>>,
+    metrics: Vec<Arc<RegisterFn>>,
 }
 
 impl std::fmt::Debug for Extension {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Extension")
             .field("status", &self.status.as_ref().map(|(name, _)| name))
-            .field("metrics", &self.metrics.is_some())
+            .field("metrics", &self.metrics.len())
             .finish()
     }
 }
@@ -37,14 +37,15 @@ impl Extension {
         self
     }
 
-    /// Registers more metrics in the server's registry when it is built.
+    /// Registers more metrics in the server's registry when it is built (after those added
+    /// before).
     pub fn with_metrics(mut self, register: impl Fn(&mut Registry) + Send + Sync + 'static) -> Self {
-        self.metrics = Some(Arc::new(register));
+        self.metrics.push(Arc::new(register));
         self
     }
 
     pub(crate) fn register_metrics(&self, registry: &mut Registry) {
-        if let Some(register) = &self.metrics {
+        for register in &self.metrics {
             register(registry);
         }
     }

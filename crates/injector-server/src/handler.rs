@@ -22,11 +22,12 @@ use crate::budget::{MemoryBudget, Reservation};
 use crate::config_store::ConfigStore;
 use crate::console::Console;
 use crate::console::ring::{self, AdmissionEntry, Owner};
-use crate::injector::{AdmissionInput, AdmissionOutcome, Injector};
+use crate::injector::{AdmissionInput, AdmissionOutcome, Caches, Explain, Injector};
 use crate::metrics::{AdmissionMetrics, FailureType};
 use crate::outcome_cache::{CacheKey, OutcomeCache};
 use crate::path_params;
 use crate::readiness::Readiness;
+use crate::shadow::{Cache, ShadowCheck};
 use crate::tls::CertStore;
 
 /// Response body type of every handler.
@@ -41,6 +42,8 @@ pub(crate) struct Limits {
     pub default_timeout: Duration,
     pub max_timeout: Duration,
     pub inline_injector: bool,
+    /// The injector's outcomes ignore `metadata.managedFields` (they are not even decoded).
+    pub ignore_managed_fields: bool,
 }
 
 /// Everything the handler needs, shared by all connections.
@@ -57,8 +60,12 @@ pub(crate) struct Shared<I: Injector> {
     pub readiness: Readiness,
     /// Outcomes of recent identical admissions (`None`: caching off).
     pub cache: Option<Arc<OutcomeCache<I::Config>>>,
+    /// The check of a sample of cached answers against answers computed without caches.
+    pub shadow: Arc<ShadowCheck<I::Config>>,
     /// The web console's state (`None`: no console).
     pub console: Option<Arc<Console>>,
+    /// What explains pods on the console (`None`: nothing does).
+    pub explain: Option<Arc<dyn Explain<Config = I::Config>>>,
 }
 
 impl<I: Injector> Shared<I> {
@@ -523,7 +530,7 @@ async fn read_body<I: Injector>(
 
 /// Decode: the AdmissionReview; a problem with it is an HTTP 200 with `allowed: false`.
 fn decode_review<I: Injector>(shared: &Shared<I>, body: &[u8]) -> Step<AdmissionRequest> {
-    let decoded = if shared.injector.ignores_managed_fields() {
+    let decoded = if shared.limits.ignore_managed_fields {
         admission::decode_ignoring_managed_fields(body)
     } else {
         admission::decode(body)
@@ -594,9 +601,8 @@ enum EngineResult {
 }
 
 /// Cache or engine: an identical admission seen under the same configuration (the replicas
-/// of a scale-up) is answered from the outcome cache, on the async worker; then a small one
-/// the engine can answer quickly ([`Injector::admit_quickly`]) is answered there too; otherwise
-/// the engine runs on the blocking pool (or inline) under the deadline.
+/// of a scale-up) is answered from the outcome cache, on the async worker; otherwise the engine
+/// runs on the blocking pool (or inline) under the deadline.
 async fn run_engine<I: Injector>(
     shared: &Shared<I>,
     config: Arc<I::Config>,
@@ -606,7 +612,10 @@ async fn run_engine<I: Injector>(
     deadline: Instant,
 ) -> EngineResult {
     // The key copies the pod, so very large ones are not cached.
-    let cache = shared.cache.clone().filter(|_| body_len <= MAX_CACHED_BODY);
+    let cache = shared
+        .cache
+        .clone()
+        .filter(|_| body_len <= MAX_CACHED_BODY && shared.shadow.trusts(&config, Cache::Outcome));
     let key = cache.as_ref().and_then(|cache| cache.key(&input));
     let hit = match (&cache, &key) {
         (Some(cache), Some(key)) => cache.get(&config, key),
@@ -614,6 +623,7 @@ async fn run_engine<I: Injector>(
     };
     if let Some(outcome) = hit {
         drop(permit);
+        shared.shadow.offer(&config, &input, &outcome, Cache::Outcome);
         shared.injector.observe(&input, &outcome);
         return EngineResult::Done(outcome, true);
     }
@@ -622,17 +632,21 @@ async fn run_engine<I: Injector>(
         if Instant::now() >= input.deadline {
             return EngineResult::Late;
         }
-        return match caught(|| admit_and_remember(cache.as_deref(), key, &*shared.injector, &config, &input))
-        {
+        return match caught(|| {
+            admit_and_remember(
+                &*shared.injector,
+                &shared.shadow,
+                cache.as_deref(),
+                key,
+                &config,
+                &input,
+            )
+        }) {
             Ok(outcome) => EngineResult::Done(outcome, false),
             Err(failed) => failed,
         };
     }
-    let key = match quick_answer(shared, &config, &input, cache.as_deref(), key, body_len).await {
-        Ok(result) => return result,
-        Err(key) => key,
-    };
-    let injector = shared.injector.clone();
+    let (injector, shadow) = (shared.injector.clone(), shared.shadow.clone());
     // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
     // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
     let task = tokio::task::spawn_blocking(move || {
@@ -641,9 +655,10 @@ async fn run_engine<I: Injector>(
             return None;
         }
         Some(admit_and_remember(
+            &*injector,
+            &shadow,
             cache.as_deref(),
             key,
-            &*injector,
             &config,
             &input,
         ))
@@ -652,37 +667,6 @@ async fn run_engine<I: Injector>(
         Ok(Ok(Some(outcome))) => EngineResult::Done(outcome, false),
         Ok(Ok(None)) | Err(_) => EngineResult::Late,
         Ok(Err(e)) => EngineResult::Failed(e.to_string()),
-    }
-}
-
-/// The engine's quick answer ([`Injector::admit_quickly`]) to a small admission, had on this
-/// worker: handing it to the blocking pool and back would cost as much as the answer. `Err`
-/// gives the key back when there is none, for the pool's run.
-async fn quick_answer<I: Injector>(
-    shared: &Shared<I>,
-    config: &Arc<I::Config>,
-    input: &AdmissionInput,
-    cache: Option<&OutcomeCache<I::Config>>,
-    key: Option<CacheKey>,
-    body_len: usize,
-) -> Result<EngineResult, Option<CacheKey>> {
-    if body_len > MAX_QUICK_BODY {
-        return Err(key);
-    }
-    // The other admissions ready on this worker get as far first (read, decoded): the engine
-    // then runs for several in a row with its code and data warm, as the blocking pool would
-    // run them, without the pool's thread switches.
-    tokio::task::yield_now().await;
-    if Instant::now() >= input.deadline {
-        return Ok(EngineResult::Late);
-    }
-    match caught(|| shared.injector.admit_quickly(config, input)) {
-        Ok(Some(answer)) => {
-            let outcome = remember(cache, key, &*shared.injector, config, input, answer);
-            Ok(EngineResult::Done(outcome, false))
-        }
-        Ok(None) => Err(key),
-        Err(failed) => Ok(failed),
     }
 }
 
@@ -771,37 +755,29 @@ impl Drop for GaugeGuard {
 /// Admission bodies up to this size have their outcome cached.
 const MAX_CACHED_BODY: usize = 256 << 10;
 
-/// Admission bodies up to this size are offered to [`Injector::admit_quickly`] (most pods are
-/// 2 to 10 KB as the API server sends them).
-const MAX_QUICK_BODY: usize = 16 << 10;
-
-/// Runs the engine and stores its outcome under `key` for the admissions to come that share it.
+/// Runs the engine (with its own caches unless a shadow check found them wrong under `config`),
+/// offers a cached answer to the shadow check, stores the outcome under `key` for the admissions
+/// to come that share it, and tells the injector of it.
 fn admit_and_remember<I: Injector>(
+    injector: &I,
+    shadow: &ShadowCheck<I::Config>,
     cache: Option<&OutcomeCache<I::Config>>,
     key: Option<CacheKey>,
-    injector: &I,
     config: &Arc<I::Config>,
     input: &AdmissionInput,
 ) -> AdmissionOutcome {
-    let answer = match key.as_ref().and_then(|key| key.token) {
-        Some(_) => injector.admit_for_any_token_name(config, input),
-        None => (injector.admit(config, input), false),
+    let caches = if shadow.trusts(config, Cache::Engine) {
+        Caches::Use
+    } else {
+        Caches::Skip
     };
-    remember(cache, key, injector, config, input, answer)
-}
-
-/// Stores the engine's outcome (and whether it holds for any token volume name) under `key`,
-/// and tells the injector of it.
-fn remember<I: Injector>(
-    cache: Option<&OutcomeCache<I::Config>>,
-    key: Option<CacheKey>,
-    injector: &I,
-    config: &Arc<I::Config>,
-    input: &AdmissionInput,
-    (outcome, any_token_name): (AdmissionOutcome, bool),
-) -> AdmissionOutcome {
+    let admission = injector.admit(config, input, caches);
+    if admission.cached {
+        shadow.offer(config, input, &admission.outcome, Cache::Engine);
+    }
+    let outcome = admission.outcome;
     if let (Some(cache), Some(key)) = (cache, key) {
-        let any_token_name = any_token_name && key.token.is_some();
+        let any_token_name = admission.any_token_name && key.token.is_some();
         cache.insert(config, key, outcome.clone(), any_token_name);
     }
     injector.observe(input, &outcome);

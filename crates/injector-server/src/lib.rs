@@ -28,7 +28,9 @@
 //! `application/json`: `415` → decode the AdmissionReview (errors: `200` with
 //! `allowed: false`) → snapshot the configuration (none loaded yet: `503`, so the webhook's
 //! `failurePolicy` decides) → an identical admission seen under the same configuration (the
-//! replicas of a scale-up) is answered from the outcome cache, on the async worker → otherwise
+//! replicas of a scale-up) is answered from the outcome cache, on the async worker (one cached
+//! answer in `shadow_check_every` computed again without caches, off the admission's thread, and
+//! compared: `shadow`) → otherwise
 //! run [`Injector::admit`] on the blocking pool under the API
 //! server's deadline (`?timeout=`, else 10 s; past it: `allowed: false` saying so) → respond in
 //! the request's version with its `uid`, and log one line (uid, namespace, pod, decision,
@@ -53,13 +55,15 @@
 //! # Wiring
 //!
 //! ```no_run
-//! use injector_server::{AdmissionInput, AdmissionOutcome, ConfigStore, Injector, ServeOptions, WatchOptions};
+//! use injector_server::{
+//!     Admission, AdmissionInput, AdmissionOutcome, Caches, ConfigStore, Injector, ServeOptions, WatchOptions,
+//! };
 //!
 //! struct Engine;
 //! impl Injector for Engine {
 //!     type Config = String;
-//!     fn admit(&self, _config: &String, _req: &AdmissionInput) -> AdmissionOutcome {
-//!         AdmissionOutcome::Skipped { reason: "example".into() }
+//!     fn admit(&self, _config: &String, _req: &AdmissionInput, _caches: Caches) -> Admission {
+//!         Admission::computed(AdmissionOutcome::Skipped { reason: "example".into() })
 //!     }
 //! }
 //!
@@ -92,13 +96,14 @@ mod plain_http;
 mod readiness;
 mod review_ids;
 mod server;
+mod shadow;
 pub mod startup;
 pub mod tls;
 mod watch;
 
 pub use config_store::{ConfigFile, ConfigFiles, ConfigStore, ReloadStatus};
 pub use extension::Extension;
-pub use injector::{AdmissionInput, AdmissionOutcome, ExplainSubject, Injector};
+pub use injector::{Admission, AdmissionInput, AdmissionOutcome, Caches, Explain, ExplainSubject, Injector};
 pub use logging::{LogFormat, init_logging};
 pub use metrics::FailureType;
 pub use server::{ServeOptions, Server, run, shutdown_signal};

@@ -27,10 +27,11 @@ use crate::config_store::ConfigStore;
 use crate::connections::{Activity, ConnectionTable, Slot, Watched};
 use crate::console::{Backend, Console};
 use crate::handler::{self, Limits, Shared};
-use crate::injector::Injector;
+use crate::injector::{Explain, Injector};
 use crate::metrics::{AdmissionMetrics, ConnectionMetrics};
 use crate::outcome_cache::OutcomeCache;
 use crate::readiness::Readiness;
+use crate::shadow::ShadowCheck;
 use crate::tls::{CertSource, CertStore};
 use crate::watch::WatchOptions;
 use crate::{Error, Extension, monitoring};
@@ -97,6 +98,15 @@ pub struct ServeOptions {
     /// Bytes of recent admission outcomes kept for identical pods (default 8 MiB; `0` turns the
     /// cache off). The replicas of a scale-up are the same object when the webhook sees them.
     pub outcome_cache_bytes: usize,
+    /// Whether the injector's outcomes ignore `metadata.managedFields`, as Istio's do (it drops
+    /// them before injecting and keeps them out of its patch): the server then neither decodes
+    /// them nor keys the outcome cache by them (the API server stamps each entry with the second
+    /// it was written, so the pods of one scale-up differ there). Default `false`.
+    pub ignore_managed_fields: bool,
+    /// One cached answer in this many (the outcome cache's, or the engine's own caches') is
+    /// computed again without caches on a background thread and compared; a difference turns
+    /// that cache off for the configuration in service (default 1000; `0`: no checks).
+    pub shadow_check_every: u32,
     /// More metrics and a `/readyz` section from the embedding program (cluster mode).
     pub extension: Extension,
     /// Plain-HTTP address of the read-only web console (`--console-addr`); `None` (the
@@ -130,6 +140,8 @@ impl Default for ServeOptions {
             max_concurrent_streams: 256,
             inline_injector: false,
             outcome_cache_bytes: 8 << 20,
+            ignore_managed_fields: false,
+            shadow_check_every: 1000,
             extension: Extension::default(),
             console_addr: None,
         }
@@ -223,10 +235,11 @@ impl<I: Injector> Server<I> {
         config.register_metrics(&mut registry);
         certs.register_metrics(&mut registry);
         options.extension.register_metrics(&mut registry);
-        injector.register_metrics(&mut registry, &config);
-        let cache = OutcomeCache::new(options.outcome_cache_bytes, injector.ignores_managed_fields());
+        let cache = OutcomeCache::new(options.outcome_cache_bytes, options.ignore_managed_fields);
+        let injector = Arc::new(injector);
+        let shadow = ShadowCheck::start(options.shadow_check_every, injector.clone(), &mut registry);
         let shared = Arc::new(Shared {
-            injector: Arc::new(injector),
+            injector,
             config,
             certs,
             metrics,
@@ -240,10 +253,13 @@ impl<I: Injector> Server<I> {
                 default_timeout: options.default_timeout,
                 max_timeout: options.max_timeout,
                 inline_injector: options.inline_injector,
+                ignore_managed_fields: options.ignore_managed_fields,
             },
             readiness: Readiness::with_extension(options.extension.clone()),
             cache: cache.map(Arc::new),
+            shadow: Arc::new(shadow),
             console,
+            explain: None,
         });
         Ok(Server {
             listener,
@@ -254,6 +270,16 @@ impl<I: Injector> Server<I> {
             connections,
             options,
         })
+    }
+
+    /// The same server, explaining pods on the console (`console_addr`) with `explain`; without
+    /// it the console shows no explanation and no configuration.
+    #[must_use]
+    pub fn with_console(mut self, explain: impl Explain<Config = I::Config>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.explain = Some(Arc::new(explain));
+        }
+        self
     }
 
     /// The bound HTTPS address.

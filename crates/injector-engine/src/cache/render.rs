@@ -141,8 +141,6 @@ impl Entry {
 struct State {
     /// The configuration the entries were rendered with ([`CompiledConfig::id`]).
     config: u64,
-    /// Turned off for this configuration (a shadow check found a cached answer wrong).
-    off: bool,
     /// Entries by number.
     entries: HashMap<u64, Entry>,
     /// Entry numbers by when they were last used, least recently used first.
@@ -255,30 +253,13 @@ impl RenderCache {
         self.len() == 0
     }
 
-    /// Stops serving renders for `config` (and drops those held), until another configuration
-    /// is in service: a shadow check found an answer made with them wrong.
-    pub fn turn_off(&self, config: &CompiledConfig) {
-        *self.lock() = State {
-            config: config.id(),
-            off: true,
-            ..State::default()
-        };
-    }
-
-    /// Whether the cache is off for `config` ([`Self::turn_off`]).
-    pub fn is_off_for(&self, config: &CompiledConfig) -> bool {
-        let state = self.lock();
-        state.config == config.id() && state.off
-    }
-
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves a consistent state (every update is one step).
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The state for `config` (emptied when it held another configuration's renders), unless
-    /// the cache is off for it.
-    fn state_for(&self, config: &CompiledConfig) -> Option<MutexGuard<'_, State>> {
+    /// The state for `config` (emptied when it held another configuration's renders).
+    fn state_for(&self, config: &CompiledConfig) -> MutexGuard<'_, State> {
         let mut state = self.lock();
         if state.config != config.id() {
             *state = State {
@@ -286,12 +267,12 @@ impl RenderCache {
                 ..State::default()
             };
         }
-        (!state.off).then_some(state)
+        state
     }
 
     /// The kept renders of `family` whose reads `pod` matches.
     fn get(&self, config: &CompiledConfig, family: &Family, pod: &Value) -> Option<Arc<Renders>> {
-        let mut state = self.state_for(config)?;
+        let mut state = self.state_for(config);
         let ids = state.families.get(family)?;
         let id = ids
             .iter()
@@ -351,9 +332,7 @@ impl RenderCache {
         if size > self.budget / MAX_SHARE {
             return renders;
         }
-        let Some(mut state) = self.state_for(config) else {
-            return renders;
-        };
+        let mut state = self.state_for(config);
         let family = Arc::new(family);
         while let Some(oldest) = state
             .families
@@ -391,20 +370,18 @@ impl RenderCache {
     /// Whether renders of `family` (with the stand-in for the pod's name) looked into the name.
     fn reads_the_name(&self, config: &CompiledConfig, family: &Family) -> bool {
         let hash = self.hasher.hash_one(family);
-        self.state_for(config)
-            .is_some_and(|state| state.name_readers.contains(&hash))
+        self.state_for(config).name_readers.contains(&hash)
     }
 
     /// Notes that renders of `family` looked into the stand-in for the pod's name: later pods of
     /// the family render with their own.
     fn note_name_read(&self, config: &CompiledConfig, family: &Family) {
         let hash = self.hasher.hash_one(family);
-        if let Some(mut state) = self.state_for(config) {
-            if state.name_readers.len() >= NAME_READERS {
-                state.name_readers.clear();
-            }
-            state.name_readers.insert(hash);
+        let mut state = self.state_for(config);
+        if state.name_readers.len() >= NAME_READERS {
+            state.name_readers.clear();
         }
+        state.name_readers.insert(hash);
     }
 
     /// The renders of a pod whose templates call no clock or randomness: kept, or rendered (and

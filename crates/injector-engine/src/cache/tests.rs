@@ -692,24 +692,6 @@ fn a_family_keeps_its_most_recent_renders() {
     assert_eq!(cache.counts().evictions(), 3);
 }
 
-#[test]
-fn a_cache_turned_off_for_a_configuration_renders_until_another_is_in_service() {
-    let config = reads_little(READS_LITTLE);
-    let cache = RenderCache::default();
-    patch_of(&config, &cache, &pod());
-    cache.turn_off(&config);
-    assert!(cache.is_empty() && cache.is_off_for(&config));
-    patch_of(&config, &cache, &pod());
-    patch_of(&config, &cache, &pod());
-    assert!(cache.is_empty());
-    assert_eq!(cache.counts().injections(RenderSource::Kept), 0);
-    let reloaded = reads_little(READS_LITTLE);
-    patch_of(&reloaded, &cache, &pod());
-    patch_of(&reloaded, &cache, &pod());
-    assert!(!cache.is_off_for(&reloaded));
-    assert_eq!(cache.counts().injections(RenderSource::Kept), 1);
-}
-
 /// A thousand workloads whose pods each hand the template a 230 KB annotation: the cache stays
 /// within its budget, charging each render for both copies of the annotation it holds.
 #[test]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::admission;
 use crate::handler::Shared;
-use crate::injector::{ExplainSubject, Injector};
+use crate::injector::{Explain, ExplainSubject, Injector};
 use crate::logging::rfc3339;
 use crate::tls;
 
@@ -129,7 +129,8 @@ impl<I: Injector> Backend for Shared<I> {
         let described = self
             .config
             .current()
-            .map_or(Value::Null, |config| self.injector.describe(&config));
+            .zip(self.explain.as_ref())
+            .map_or(Value::Null, |(config, explain)| explain.describe(&config));
         json!({
             "inService": described,
             "history": self.config.history(),
@@ -147,7 +148,7 @@ impl<I: Injector> Backend for Shared<I> {
         let config = self.config.current().ok_or("no configuration is loaded")?;
         let mut object = request.object;
         scrub_env_values(&mut object);
-        self.injector.explain(
+        self.explainer()?.explain(
             &config,
             &ExplainSubject::Admitted {
                 object,
@@ -158,7 +159,7 @@ impl<I: Injector> Backend for Shared<I> {
 
     fn explain_paste(&self, paste: Paste) -> Result<Value, String> {
         let config = self.config.current().ok_or("no configuration is loaded")?;
-        self.injector.explain(
+        self.explainer()?.explain(
             &config,
             &ExplainSubject::Pasted {
                 manifest: paste.manifest,
@@ -166,6 +167,15 @@ impl<I: Injector> Backend for Shared<I> {
                 namespace_labels: paste.namespace_labels,
             },
         )
+    }
+}
+
+impl<I: Injector> Shared<I> {
+    /// What explains pods, or why nothing does.
+    fn explainer(&self) -> Result<&dyn Explain<Config = I::Config>, String> {
+        self.explain
+            .as_deref()
+            .ok_or_else(|| "this injector does not explain its decisions".to_owned())
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! - `metadata.managedFields`: the API server stamps each entry with the second it was written,
 //!   so the pods of a burst differ there from one second to the next. They are left out of the
-//!   key when the injector says its outcomes ignore them ([`Injector::ignores_managed_fields`];
+//!   key when the injector says its outcomes ignore them ([`ServeOptions::ignore_managed_fields`];
 //!   Istio's injector drops them before injecting and keeps them out of its patch).
 //! - The ServiceAccount token volume: ServiceAccount admission, which runs before any webhook,
 //!   mounts the token as a projected volume named `kube-api-access-` and five random characters,
@@ -11,11 +11,11 @@
 //!   else in the pod, it is replaced by [`PLACEHOLDER`] in the key and in the stored outcome,
 //!   and the pod's own name is put back on a hit. That an outcome treats the name as a label it
 //!   only copies is not assumed: an entry serves other names only when the injector said so
-//!   ([`Injector::admit_for_any_token_name`]), else only the name it was computed for (see the
+//!   ([`Admission::any_token_name`]), else only the name it was computed for (see the
 //!   cache's `Entry`).
 //!
-//! [`Injector::ignores_managed_fields`]: crate::Injector::ignores_managed_fields
-//! [`Injector::admit_for_any_token_name`]: crate::Injector::admit_for_any_token_name
+//! [`ServeOptions::ignore_managed_fields`]: crate::ServeOptions::ignore_managed_fields
+//! [`Admission::any_token_name`]: crate::Admission::any_token_name
 
 use std::hash::BuildHasher;
 

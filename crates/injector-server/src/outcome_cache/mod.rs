@@ -172,6 +172,9 @@ fn outcome_size(outcome: &AdmissionOutcome) -> usize {
 }
 
 #[cfg(test)]
+mod sibling_tests;
+
+#[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
     use std::time::Instant;

@@ -371,71 +371,67 @@ async fn inline_injector_mode_behaves_the_same() {
     server.stop().await;
 }
 
-/// A small admission the engine can answer quickly is answered on the async worker; a big one,
-/// or one it cannot, goes to the blocking pool; a panic there is an internal error like any other.
-#[tokio::test]
-async fn quick_answers_for_small_bodies_and_the_pool_for_the_rest() {
-    let server = TestServer::start().await;
-    let mut c = server.client(Proto::H2).await;
-    let j = c
-        .post(
-            "/inject",
-            review("admission.k8s.io/v1", "q", json!({"test/action": "quick"})),
-        )
-        .await
-        .expect("resp")
-        .json();
-    assert_eq!(decoded_patch(&j)[0]["value"], "fake-quick-1", "{j}");
+/// Reads a counter from `/metrics` until it reaches `want` (the shadow check runs on a thread of
+/// its own).
+async fn wait_for_metric(server: &TestServer, line: &str) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let metrics = server.metrics().await;
+        if metrics.lines().any(|l| l == line) || start.elapsed() > LIMIT {
+            return metrics;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
 
-    // Over 16 KiB: not offered to the quick path.
-    let padding = "x".repeat(17 << 10);
+/// With every cached answer checked: an answer the engine's cache got wrong is counted and turns
+/// that cache off for the configuration (the next admission is computed without it), and so is
+/// an outcome-cache answer that the engine no longer gives.
+#[tokio::test]
+async fn shadow_checks_turn_off_a_cache_that_gave_a_wrong_answer() {
+    let server = TestServer::start_with(|o| o.shadow_check_every = 1).await;
+    let mut c = server.client(Proto::H2).await;
+    let patched = |j: &serde_json::Value| decoded_patch(j)[0]["value"].as_str().unwrap_or("").to_owned();
     let j = c
         .post(
             "/inject",
             review(
                 "admission.k8s.io/v1",
-                "b",
-                json!({"test/action": "quick", "test/padding": padding}),
+                "w1",
+                json!({"test/action": "cached-wrong"}),
             ),
         )
         .await
         .expect("resp")
         .json();
-    assert_eq!(decoded_patch(&j)[0]["value"], "fake-1", "{j}");
-
-    // The engine cannot answer quickly: the pool answers.
-    let j = c
-        .post("/inject", review("admission.k8s.io/v1", "p", json!({})))
-        .await
-        .expect("resp")
-        .json();
-    assert_eq!(decoded_patch(&j)[0]["value"], "fake-1", "{j}");
-
+    assert_eq!(patched(&j), "fake-wrong-1", "{j}");
+    let line = "sidecar_injector_shadow_mismatches_total{cache=\"engine\"} 1";
+    let metrics = wait_for_metric(&server, line).await;
+    assert!(metrics.lines().any(|l| l == line), "{metrics}");
     let j = c
         .post(
             "/inject",
-            review("admission.k8s.io/v1", "x", json!({"test/action": "quick-panic"})),
+            review(
+                "admission.k8s.io/v1",
+                "w2",
+                json!({"test/action": "cached-wrong", "n": "2"}),
+            ),
         )
         .await
         .expect("resp")
         .json();
-    assert_eq!(j["response"]["allowed"], false, "{j}");
-    assert!(
-        j["response"]["status"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("internal error"),
-        "{j}"
-    );
-    // The server goes on.
-    let j = c
-        .post(
-            "/inject",
-            review("admission.k8s.io/v1", "q2", json!({"test/action": "quick"})),
-        )
-        .await
-        .expect("resp")
-        .json();
-    assert_eq!(decoded_patch(&j)[0]["value"], "fake-quick-1", "{j}");
+    assert_eq!(patched(&j), "fake-1", "the engine's cache is off now: {j}");
+
+    // The outcome cache: the same admission twice, the second from the cache; the engine now
+    // answers differently, and the cache goes off.
+    let counted = || review("admission.k8s.io/v1", "c", json!({"test/action": "counter"}));
+    let first = patched(&c.post("/inject", counted()).await.expect("resp").json());
+    let second = patched(&c.post("/inject", counted()).await.expect("resp").json());
+    assert_eq!(first, second, "answered from the outcome cache");
+    let line = "sidecar_injector_shadow_mismatches_total{cache=\"outcome\"} 1";
+    let metrics = wait_for_metric(&server, line).await;
+    assert!(metrics.lines().any(|l| l == line), "{metrics}");
+    let third = patched(&c.post("/inject", counted()).await.expect("resp").json());
+    assert_ne!(third, first, "the outcome cache is off now");
     server.stop().await;
 }

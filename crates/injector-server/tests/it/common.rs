@@ -10,7 +10,8 @@ use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use injector_server::{
-    AdmissionInput, AdmissionOutcome, CertSource, ConfigStore, Injector, ServeOptions, Server, WatchOptions,
+    Admission, AdmissionInput, AdmissionOutcome, Caches, CertSource, ConfigStore, Injector, ServeOptions,
+    Server, WatchOptions,
 };
 use rustls_pki_types::pem::PemObject as _;
 use rustls_pki_types::{CertificateDer, ServerName};
@@ -38,22 +39,29 @@ pub fn load_fake_config(files: &injector_server::ConfigFiles) -> Result<FakeConf
     }
 }
 
-/// A fake engine driven by the pod's `test/action` annotation:
-/// `skip`, `deny`, `sleep-ms:<N>` (then patch), `panic`; default: patch. It answers quickly
-/// ([`Injector::admit_quickly`]) only `quick` (its patch says `quick-fake-<version>`) and
-/// `quick-panic` (it panics there).
+/// A fake engine driven by the pod's `test/action` annotation: `skip`, `deny`, `sleep-ms:<N>`
+/// (then patch), `panic`; default: patch. Two stand for caches: `cached-wrong` says its own cache
+/// gave `wrong-fake-<version>` (and computes `fake-<version>` without it), and `counter` patches
+/// with how many times it ran (so an outcome cached earlier differs from a new one).
 pub struct FakeInjector;
+
+/// How many times `counter` ran.
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Injector for FakeInjector {
     type Config = FakeConfig;
-    fn admit(&self, config: &FakeConfig, req: &AdmissionInput) -> AdmissionOutcome {
+    fn admit(&self, config: &FakeConfig, req: &AdmissionInput, caches: Caches) -> Admission {
         let action = req.object["metadata"]["annotations"]["test/action"]
             .as_str()
             .unwrap_or("patch");
         if let Some(ms) = action.strip_prefix("sleep-ms:") {
             std::thread::sleep(Duration::from_millis(ms.parse().unwrap_or(0)));
         }
-        match action {
+        let patched = |version: String| AdmissionOutcome::Patched {
+            patch: fake_patch(&FakeConfig { version }, req),
+            reason: "injected".into(),
+        };
+        let outcome = match action {
             "skip" => AdmissionOutcome::Skipped {
                 reason: "test says skip".into(),
             },
@@ -61,31 +69,20 @@ impl Injector for FakeInjector {
                 message: "test says deny: fix annotation test/action".into(),
             },
             "panic" => panic!("fake injector panics on purpose"),
-            _ => AdmissionOutcome::Patched {
-                patch: fake_patch(config, req),
-                reason: "injected".into(),
-            },
-        }
-    }
-
-    fn admit_quickly(&self, config: &FakeConfig, req: &AdmissionInput) -> Option<(AdmissionOutcome, bool)> {
-        match req.object["metadata"]["annotations"]["test/action"].as_str() {
-            Some("quick") => {
-                let quick = FakeConfig {
-                    version: format!("quick-{}", config.version),
+            "cached-wrong" if caches == Caches::Use => {
+                return Admission {
+                    outcome: patched(format!("wrong-{}", config.version)),
+                    any_token_name: false,
+                    cached: true,
                 };
-                let patch = fake_patch(&quick, req);
-                Some((
-                    AdmissionOutcome::Patched {
-                        patch,
-                        reason: "injected quickly".into(),
-                    },
-                    false,
-                ))
             }
-            Some("quick-panic") => panic!("fake injector panics on purpose, quickly"),
-            _ => None,
-        }
+            "counter" => {
+                let runs = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                patched(format!("{}-run-{runs}", config.version))
+            }
+            _ => patched(config.version.clone()),
+        };
+        Admission::computed(outcome)
     }
 }
 

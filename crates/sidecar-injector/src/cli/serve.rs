@@ -17,10 +17,9 @@ use injector_engine::{CompiledConfig, InjectError, Options, Outcome, Request};
 use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
-    AdmissionInput, AdmissionOutcome, CertSource, CertStore, ConfigFiles, ConfigStore, ExplainSubject,
-    LogFormat, ServeOptions, WatchOptions,
+    Admission, AdmissionInput, AdmissionOutcome, Caches, CertSource, CertStore, ConfigFiles, ConfigStore,
+    Explain, ExplainSubject, LogFormat, ServeOptions, WatchOptions,
 };
-use prometheus_client::registry::Registry;
 
 use super::cluster::ClusterArgs;
 use super::console_explain::{self, ConsoleContext};
@@ -100,6 +99,12 @@ pub struct ServeArgs {
     /// of one workload); 0 turns the render cache off.
     #[arg(long, default_value_t = 16)]
     pub render_cache_mib: usize,
+    /// Check one cached answer (outcome cache or render cache) in N: it is computed again
+    /// without caches on a low-priority thread and compared; a difference is counted in
+    /// /metrics, logged with the review's uid, and turns that cache off for the configuration in
+    /// service. 0 turns the checks off.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub shadow_check_every: u32,
     /// Serve the read-only web console (state, recent admissions and their explanations,
     /// live figures, configuration and its reloads, paste a pod) on this plain-HTTP address,
     /// e.g. 127.0.0.1:15080, then `kubectl port-forward`. Off by default; a non-loopback
@@ -144,8 +149,6 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
 struct Engine {
     /// Cluster mode's Event writer.
     events: Option<EventSink>,
-    /// What the console's explanations need to know.
-    console: ConsoleContext,
     /// The render cache in front of the engine's render stage.
     renders: Arc<RenderCache>,
 }
@@ -153,25 +156,16 @@ struct Engine {
 impl injector_server::Injector for Engine {
     type Config = CompiledConfig;
 
-    fn admit(&self, injector: &CompiledConfig, input: &AdmissionInput) -> AdmissionOutcome {
-        self.admit_for_any_token_name(injector, input).0
-    }
-
     /// A skip never reads the pod's volumes (the decision reads labels, annotations and the
-    /// namespace); a patch holds for any name when the templates never saw it; a denial is not
-    /// looked into.
-    fn admit_for_any_token_name(
-        &self,
-        injector: &CompiledConfig,
-        input: &AdmissionInput,
-    ) -> (AdmissionOutcome, bool) {
+    /// namespace); a patch holds for any token volume name when the templates never saw it (the
+    /// render cache tells); a denial is not looked into.
+    fn admit(&self, config: &CompiledConfig, input: &AdmissionInput, caches: Caches) -> Admission {
         warn_of_ignored_annotations(input);
-        outcome_of(self.renders.inject(injector, &request_of(input)))
-    }
-
-    /// The engine injects the pod without `managedFields` and its patch leaves them alone.
-    fn ignores_managed_fields(&self) -> bool {
-        true
+        let request = request_of(input);
+        admission_of(match caches {
+            Caches::Use => self.renders.inject(config, &request),
+            Caches::Skip => config.inject(&request),
+        })
     }
 
     fn observe(&self, input: &AdmissionInput, outcome: &AdmissionOutcome) {
@@ -186,21 +180,24 @@ impl injector_server::Injector for Engine {
         };
         events.observe(Admitted::from_pod(&input.object, &input.namespace, outcome));
     }
+}
+
+/// The console's explanations, with what they need to know.
+struct Console(ConsoleContext);
+
+impl Explain for Console {
+    type Config = CompiledConfig;
 
     fn explain(
         &self,
-        injector: &CompiledConfig,
+        config: &CompiledConfig,
         subject: &ExplainSubject,
     ) -> Result<serde_json::Value, String> {
-        console_explain::explain_subject(injector, &self.console, subject)
+        console_explain::explain_subject(config, &self.0, subject)
     }
 
-    fn describe(&self, injector: &CompiledConfig) -> serde_json::Value {
-        console_explain::describe(injector)
-    }
-
-    fn register_metrics(&self, registry: &mut Registry, _config: &ConfigStore<CompiledConfig>) {
-        registry.register_collector(Box::new(RenderMetrics::new(self.renders.clone())));
+    fn describe(&self, config: &CompiledConfig) -> serde_json::Value {
+        console_explain::describe(config)
     }
 }
 
@@ -221,28 +218,31 @@ fn warn_of_ignored_annotations(input: &AdmissionInput) {
     }
 }
 
-/// The engine's answer as the server's outcome, and whether it holds for any token volume name.
-fn outcome_of(outcome: Result<Outcome, InjectError>) -> (AdmissionOutcome, bool) {
+/// The engine's answer as the server's admission.
+fn admission_of(outcome: Result<Outcome, InjectError>) -> Admission {
     match outcome {
-        Ok(Outcome::Skipped { decision }) => (
-            AdmissionOutcome::Skipped {
+        Ok(Outcome::Skipped { decision }) => Admission {
+            outcome: AdmissionOutcome::Skipped {
                 reason: decision.rule.id().to_owned(),
             },
-            true,
-        ),
+            any_token_name: true,
+            cached: false,
+        },
         Ok(Outcome::Injected {
             patch,
             decision,
             blind_to_token_volume,
+            renders,
             ..
-        }) => (
-            AdmissionOutcome::Patched {
+        }) => Admission {
+            outcome: AdmissionOutcome::Patched {
                 patch,
                 reason: decision.rule.id().to_owned(),
             },
-            blind_to_token_volume,
-        ),
-        Err(error) => (AdmissionOutcome::Denied { message: error.0 }, false),
+            any_token_name: blind_to_token_volume,
+            cached: renders.cached(),
+        },
+        Err(error) => Admission::computed(AdmissionOutcome::Denied { message: error.0 }),
     }
 }
 
@@ -311,9 +311,18 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .unwrap_or(usize::MAX)
             .saturating_mul(1 << 20),
         outcome_cache_bytes: args.outcome_cache_mib.saturating_mul(1 << 20),
+        // The engine injects the pod without `managedFields` and its patch leaves them alone.
+        ignore_managed_fields: true,
+        shadow_check_every: args.shadow_check_every,
         console_addr: args.console_addr,
         client_ca: args.client_ca.clone(),
         ..ServeOptions::default()
+    };
+    let render_metrics = |extension: injector_server::Extension, renders: &Arc<RenderCache>| {
+        let renders = renders.clone();
+        extension.with_metrics(move |registry| {
+            registry.register_collector(Box::new(RenderMetrics::new(renders.clone())));
+        })
     };
     if args.cluster.cluster {
         let cluster = args
@@ -333,22 +342,22 @@ pub fn run(args: ServeArgs) -> Result<()> {
             let config = ConfigStore::manual(loader);
             let certs = CertStore::manual();
             let running = Cluster::start(client, cluster, certs.clone(), config.clone(), native).await;
-            options.extension = running.extension();
+            options.extension = render_metrics(running.extension(), &renders);
             let server = injector_server::Server::bind_with_certs(
                 options,
                 Engine {
                     events: running.events(),
-                    console: ConsoleContext {
-                        revision: args.revision.clone(),
-                        origin: origin.clone(),
-                    },
                     renders,
                 },
                 config,
                 certs,
             )
             .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .with_console(Console(ConsoleContext {
+                revision: args.revision.clone(),
+                origin: origin.clone(),
+            }));
             server
                 .serve(injector_server::shutdown_signal())
                 .await
@@ -373,25 +382,32 @@ pub fn run(args: ServeArgs) -> Result<()> {
             write_ca: args.write_ca,
         },
     };
-    runtime
-        .block_on(injector_server::run(
+    options.extension = render_metrics(options.extension, &renders);
+    let origin = if args.settings.injector_config.is_some() {
+        ConfigOrigin::File
+    } else {
+        ConfigOrigin::Embedded
+    };
+    runtime.block_on(async move {
+        let server = injector_server::Server::bind(
             options,
             Engine {
                 events: None,
-                console: ConsoleContext {
-                    revision: args.revision.clone(),
-                    origin: if args.settings.injector_config.is_some() {
-                        ConfigOrigin::File
-                    } else {
-                        ConfigOrigin::Embedded
-                    },
-                },
                 renders,
             },
             config,
-            injector_server::shutdown_signal(),
-        ))
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .with_console(Console(ConsoleContext {
+            revision: args.revision.clone(),
+            origin,
+        }));
+        server
+            .serve(injector_server::shutdown_signal())
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))
+    })
 }
 
 /// The configuration loader shared by file and cluster mode: the files (or ConfigMap keys)
