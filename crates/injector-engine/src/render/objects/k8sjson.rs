@@ -1,22 +1,65 @@
 //! Go's `encoding/json` for Kubernetes and Gateway API types, driven by the generated field
-//! table ([`k8s_types`](super::k8s_types)): fields in Go declaration order, `omitempty` and
+//! table (`k8s_types.tsv`, read once): fields in Go declaration order, `omitempty` and
 //! `omitzero`, embedded (`inline`) structs flattened, map keys sorted, unknown JSON keys
 //! dropped (Go drops them when decoding), and the custom marshallers of `resource.Quantity`
 //! (canonical form), `intstr.IntOrString` and `metav1.Time`.
 
 use serde_json::Value as Json;
 
-use super::k8s_types::{ALIASES, FieldDef, STRUCTS};
+use std::sync::OnceLock;
+
 use crate::gojson;
+
+/// A struct field: JSON name (empty when embedded), Go type, `omitempty`, `omitzero`, inline.
+pub type FieldDef = (&'static str, &'static str, bool, bool, bool);
+
+/// The struct types (with their fields) and the named non-struct types (with their underlying
+/// types), each sorted by name.
+struct Table {
+    structs: Vec<(&'static str, Vec<FieldDef>)>,
+    aliases: Vec<(&'static str, &'static str)>,
+}
+
+/// The generated table, read the first time it is needed.
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = Table {
+            structs: Vec::new(),
+            aliases: Vec::new(),
+        };
+        for line in include_str!("k8s_types.tsv").lines() {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(name) = line.strip_prefix('@') {
+                table.structs.push((name, Vec::new()));
+            } else if let Some((name, underlying)) = line.strip_prefix('=').and_then(|a| a.split_once('\t')) {
+                table.aliases.push((name, underlying));
+            } else if let Some((_, fields)) = table.structs.last_mut() {
+                let mut parts = line.split('\t');
+                let (json, ty, flags) = (
+                    parts.next().unwrap_or(""),
+                    parts.next().unwrap_or(""),
+                    parts.next().unwrap_or(""),
+                );
+                let flag = |name: &str| flags.split(',').any(|flag| flag == name);
+                fields.push((json, ty, flag("omitempty"), flag("omitzero"), flag("inline")));
+            }
+        }
+        table
+    })
+}
 
 /// The fields of a struct type, trying the Kubernetes (`v1.`), meta (`metav1.`) and Gateway API
 /// (`gwv1.`) spellings of a `v1.X` name, as templates print them.
 pub fn struct_fields(name: &str) -> Option<(&'static str, &'static [FieldDef])> {
+    let structs = &table().structs;
     let find = |n: &str| {
-        STRUCTS
+        structs
             .binary_search_by(|(k, _)| (*k).cmp(n))
             .ok()
-            .map(|i| STRUCTS[i])
+            .map(|i| (structs[i].0, structs[i].1.as_slice()))
     };
     if let Some(found) = find(name) {
         return Some(found);
@@ -26,10 +69,11 @@ pub fn struct_fields(name: &str) -> Option<(&'static str, &'static [FieldDef])> 
 }
 
 fn alias(name: &str) -> Option<&'static str> {
-    ALIASES
+    let aliases = &table().aliases;
+    aliases
         .binary_search_by(|(k, _)| (*k).cmp(name))
         .ok()
-        .map(|i| ALIASES[i].1)
+        .map(|i| aliases[i].1)
 }
 
 /// Whether the table knows the type (after pointers, slices and maps).

@@ -3,8 +3,8 @@
 //! - [`gostruct`]: a struct or pointer described by a static schema (fields, `json` tags,
 //!   getters), converting fields lazily and caching them;
 //! - [`kube`]: schemas of the Kubernetes types (`PodSpec`, `Container`, `ObjectMeta`, …);
-//! - [`k8s_types`] (generated) and [`k8sjson`]: Go's `encoding/json` of any Kubernetes or Gateway
-//!   API struct, for `structToJSON`;
+//! - [`k8sjson`]: Go's `encoding/json` of any Kubernetes or Gateway API struct, for
+//!   `structToJSON`, from a generated table of their fields (`k8s_types.tsv`);
 //! - [`mesh`]: schemas of Istio's mesh API (`ProxyConfig`, `MeshConfig`, `Tracing`, …);
 //! - [`proto`]: protobuf enums, durations and wrappers;
 //! - [`protojson`]: protobuf JSON of a message by its schema;
@@ -16,7 +16,6 @@
 //! [`RAW_JSON_METHOD`] (the backing JSON) and [`PROTO_JSON_METHOD`] (for `protoToJSON`).
 
 pub mod gostruct;
-pub mod k8s_types;
 pub mod k8sjson;
 pub mod kube;
 pub mod mesh;
