@@ -8,8 +8,14 @@
 //! established connection idle the longest is closed gracefully; only when every connection
 //! has a request in flight does accepting pause until one ends (the kernel backlog holds the
 //! rest).
+//!
+//! One peer address holds at most its own share of the table: at that cap its own oldest
+//! handshake, else its own longest idle connection, is closed for the new one, and when every
+//! connection of that peer has a request in flight the new one is closed at once. So a single
+//! peer never makes accepting pause for everyone else.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,6 +27,7 @@ use crate::metrics::ConnectionMetrics;
 /// Open connections, up to a cap.
 pub(crate) struct ConnectionTable {
     max: usize,
+    max_per_peer: usize,
     inner: Mutex<Entries>,
     /// Signalled whenever a connection closes.
     freed: Notify,
@@ -34,6 +41,7 @@ struct Entries {
 }
 
 struct Entry {
+    peer: IpAddr,
     opened: Instant,
     /// `None` while the TLS handshake runs.
     activity: Option<Arc<Activity>>,
@@ -50,10 +58,13 @@ pub(crate) struct Slot {
 }
 
 impl ConnectionTable {
-    /// A table for up to `max` connections (at least one).
-    pub fn new(max: usize, metrics: ConnectionMetrics) -> Arc<Self> {
+    /// A table for up to `max` connections (at least one), `max_per_peer` of them from one
+    /// peer address (at least one, at most `max`).
+    pub fn new(max: usize, max_per_peer: usize, metrics: ConnectionMetrics) -> Arc<Self> {
+        let max = max.max(1);
         Arc::new(ConnectionTable {
-            max: max.max(1),
+            max,
+            max_per_peer: max_per_peer.clamp(1, max),
             inner: Mutex::new(Entries::default()),
             freed: Notify::new(),
             metrics,
@@ -77,9 +88,13 @@ impl ConnectionTable {
         self.entries().by_id.len()
     }
 
-    /// A place for a new connection, shedding others if the table is full; waits only while
-    /// every open connection has a request in flight.
-    pub async fn admit(self: &Arc<Self>) -> Slot {
+    /// A place for a new connection from `peer`, shedding others if the table is full; waits
+    /// only while every open connection has a request in flight. `None`: the peer holds its
+    /// share and every one of its connections is busy, so this one is to be closed.
+    pub async fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Slot> {
+        if !self.make_room_for_peer(peer) {
+            return None;
+        }
         let mut counted = false;
         loop {
             let freed = self.freed.notified();
@@ -94,6 +109,7 @@ impl ConnectionTable {
                     entries.by_id.insert(
                         id,
                         Entry {
+                            peer,
                             opened: Instant::now(),
                             activity: None,
                             shed: shed.clone(),
@@ -103,11 +119,11 @@ impl ConnectionTable {
                     self.metrics
                         .open
                         .set(i64::try_from(entries.by_id.len()).unwrap_or(i64::MAX));
-                    return Slot {
+                    return Some(Slot {
                         table: self.clone(),
                         id,
                         shed,
-                    };
+                    });
                 }
                 if !counted {
                     counted = true;
@@ -116,17 +132,9 @@ impl ConnectionTable {
                 // Only one victim per wait: it closes promptly and frees its place.
                 let pending = entries.by_id.values().filter(|e| e.shedding).count();
                 if pending == 0
-                    && let Some(victim) = pick_victim(&entries.by_id)
-                    && let Some(entry) = entries.by_id.get_mut(&victim)
+                    && let Some(victim) = pick_victim(entries.by_id.iter())
                 {
-                    entry.shedding = true;
-                    entry.shed.notify_one();
-                    let phase = if entry.activity.is_some() {
-                        "idle"
-                    } else {
-                        "handshake"
-                    };
-                    self.metrics.shed(phase);
+                    self.shed(&mut entries, victim);
                 }
             }
             // Re-check now and then even without a close (a victim may ignore its signal while
@@ -136,17 +144,59 @@ impl ConnectionTable {
     }
 }
 
-/// The connection to close at the cap: the oldest still in its handshake, else the one idle
-/// the longest; `None` when all have requests in flight.
-fn pick_victim(entries: &HashMap<u64, Entry>) -> Option<u64> {
+impl ConnectionTable {
+    /// The per-peer cap: when `peer` holds its share, one of its own connections is told to
+    /// close for the new one; `false` when all of them have a request in flight.
+    fn make_room_for_peer(&self, peer: IpAddr) -> bool {
+        let mut entries = self.entries();
+        let from_peer = || {
+            entries
+                .by_id
+                .iter()
+                .filter(|(_, e)| e.peer == peer && !e.shedding)
+        };
+        if from_peer().count() < self.max_per_peer {
+            return true;
+        }
+        self.metrics.peer_cap_hits.inc();
+        match pick_victim(from_peer()) {
+            Some(victim) => {
+                self.shed(&mut entries, victim);
+                true
+            }
+            None => {
+                self.metrics.peer_cap_refusals.inc();
+                tracing::debug!(%peer, "the peer holds its share of connections, all busy: closing its new one");
+                false
+            }
+        }
+    }
+
+    /// Tells `victim` to close, and counts it.
+    fn shed(&self, entries: &mut Entries, victim: u64) {
+        if let Some(entry) = entries.by_id.get_mut(&victim) {
+            entry.shedding = true;
+            entry.shed.notify_one();
+            let phase = if entry.activity.is_some() {
+                "idle"
+            } else {
+                "handshake"
+            };
+            self.metrics.shed(phase);
+        }
+    }
+}
+
+/// The connection to close at a cap, among `entries`: the oldest still in its handshake, else
+/// the one idle the longest; `None` when all have requests in flight.
+fn pick_victim<'a>(entries: impl Iterator<Item = (&'a u64, &'a Entry)> + Clone) -> Option<u64> {
     let handshaking = entries
-        .iter()
+        .clone()
         .filter(|(_, e)| e.activity.is_none())
         .min_by_key(|(_, e)| e.opened)
         .map(|(&id, _)| id);
     handshaking.or_else(|| {
         entries
-            .iter()
             .filter_map(|(&id, e)| Some((id, e.activity.as_ref()?.idle_for()?)))
             .max_by_key(|&(_, idle)| idle)
             .map(|(id, _)| id)
@@ -320,15 +370,55 @@ mod tests {
         ConnectionMetrics::default()
     }
 
+    const PEER: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+    const OTHER: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2));
+
+    async fn admit(table: &Arc<ConnectionTable>) -> Slot {
+        table.admit(PEER).await.expect("a place")
+    }
+
+    #[tokio::test]
+    async fn one_peer_holds_its_share_and_no_more() {
+        let table = ConnectionTable::new(8, 2, metrics());
+        let busy: Vec<Slot> = vec![admit(&table).await, admit(&table).await];
+        let activities: Vec<Arc<Activity>> = busy
+            .iter()
+            .map(|slot| {
+                let activity = Arc::new(Activity::new());
+                slot.established(activity.clone());
+                activity
+            })
+            .collect();
+        let requests: Vec<Busy> = activities.iter().map(Activity::begin).collect();
+        assert!(
+            table.admit(PEER).await.is_none(),
+            "every connection of the peer is busy: its new one is closed at once"
+        );
+        assert_eq!(table.metrics.peer_cap_refusals.get(), 1);
+        let other = table.admit(OTHER).await.expect("another peer still gets in");
+        // An idle connection of the peer makes room for its new one.
+        drop(requests.into_iter().next());
+        let new = tokio::time::timeout(Duration::from_secs(2), table.admit(PEER))
+            .await
+            .expect("not waiting")
+            .expect("admitted");
+        tokio::time::timeout(Duration::from_secs(2), busy[0].shed.notified())
+            .await
+            .expect("the peer's idle connection is told to close");
+        assert_eq!(table.metrics.peer_cap_hits.get(), 2);
+        drop((new, other, busy));
+        assert_eq!(table.open(), 0);
+    }
+
     #[tokio::test]
     async fn at_the_cap_the_oldest_handshake_is_shed_first() {
-        let table = ConnectionTable::new(2, metrics());
-        let old_handshake = table.admit().await;
-        let established = table.admit().await;
+        let table = ConnectionTable::new(2, 2, metrics());
+        let old_handshake = admit(&table).await;
+        let established = admit(&table).await;
         established.established(Arc::new(Activity::new()));
         let admitting = tokio::spawn({
             let table = table.clone();
-            async move { table.admit().await }
+            async move { admit(&table).await }
         });
         tokio::time::timeout(Duration::from_secs(2), old_handshake.shed.notified())
             .await
@@ -346,16 +436,16 @@ mod tests {
 
     #[tokio::test]
     async fn busy_connections_are_never_shed_idle_ones_are() {
-        let table = ConnectionTable::new(2, metrics());
-        let busy = table.admit().await;
+        let table = ConnectionTable::new(2, 2, metrics());
+        let busy = admit(&table).await;
         let busy_activity = Arc::new(Activity::new());
         busy.established(busy_activity.clone());
         let _request = busy_activity.begin();
-        let idle = table.admit().await;
+        let idle = admit(&table).await;
         idle.established(Arc::new(Activity::new()));
         let admitting = tokio::spawn({
             let table = table.clone();
-            async move { table.admit().await }
+            async move { admit(&table).await }
         });
         tokio::time::timeout(Duration::from_secs(2), idle.shed.notified())
             .await

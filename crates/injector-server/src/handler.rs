@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use prometheus_client::registry::Registry;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::admission::{self, AdmissionRequest, Verdict};
+use crate::body::{self, BodyError, Bounds, Pacer};
 use crate::budget::{MemoryBudget, Reservation};
 use crate::config_store::ConfigStore;
 use crate::console::Console;
@@ -37,7 +38,8 @@ pub(crate) type Body = Full<Bytes>;
 #[derive(Debug, Clone)]
 pub(crate) struct Limits {
     pub body_limit: usize,
-    pub body_read_timeout: Duration,
+    /// Bytes per second a body must keep arriving at (0: no pace).
+    pub min_body_rate: usize,
     pub queue_timeout: Duration,
     pub default_timeout: Duration,
     pub max_timeout: Duration,
@@ -156,6 +158,24 @@ impl Record {
 struct Answer {
     resp: Response<Body>,
     record: Record,
+    /// The rest of a body answered before it was read (HTTP/1.x), to drain after the answer.
+    unread: Option<Unread>,
+}
+
+impl Answer {
+    fn new(resp: Response<Body>, record: Record) -> Self {
+        Answer {
+            resp,
+            record,
+            unread: None,
+        }
+    }
+}
+
+/// A body left unread by an early answer.
+struct Unread {
+    body: Incoming,
+    deadline: Instant,
 }
 
 /// A step of the admission chain: the value the next step needs, or the final answer (an
@@ -170,15 +190,28 @@ async fn admit<I: Injector>(
 ) -> Response<Body> {
     let start = Instant::now();
     shared.metrics.requests.inc();
-    let Answer { resp, record } = match admit_chain(&shared, req, &path, start).await {
+    let Answer { resp, record, unread } = match admit_chain(&shared, req, &path, start).await {
         Ok(answer) => answer,
         Err(answer) => *answer,
     };
+    if let Some(unread) = unread {
+        drain_after_answer(&shared.limits, unread);
+    }
     let elapsed = start.elapsed();
     shared.metrics.time.observe(elapsed.as_secs_f64());
     log_admission(&record, &path, peer, resp.status(), elapsed);
     remember_in_console(&shared, record, resp.status(), elapsed);
     resp
+}
+
+/// Reads and throws away what an HTTP/1.1 client still sends of a body answered early, while
+/// the answer goes out: closing at once would reset the connection under a client still
+/// writing, and it would see a connection error instead of the answer. Bounded like a body (its
+/// pace, the request's deadline) and to twice the body limit; the connection closes after
+/// (the answer says `Connection: close`).
+fn drain_after_answer(limits: &Limits, unread: Unread) {
+    let (max, rate) = (limits.body_limit.saturating_mul(2), limits.min_body_rate);
+    tokio::spawn(body::drain(unread.body, max, rate, unread.deadline));
 }
 
 /// Console: one entry in the ring of recent admissions (a push that never waits).
@@ -273,11 +306,11 @@ async fn admit_chain<I: Injector>(
 ) -> Step<Answer> {
     let timeout = request_timeout(&shared.limits, &req);
     let deadline = start + timeout;
-    let declared = check_declared_length(shared, &req)?;
+    let req = check_declared_length(shared, req, deadline)?;
+    let (body, reservation) = read_body(shared, req, start, deadline).await?;
+    let reservation = reserve_memory(shared, reservation, body.len(), deadline).await?;
     let permit = acquire_slot(shared, deadline).await?;
-    let mut reservation = reserve_memory(shared, declared, deadline).await?;
     let _in_flight = GaugeGuard::inc(&shared.metrics.in_flight);
-    let body = read_body(shared, req, &mut reservation, deadline).await?;
     let mut request = decode_review(shared, &body)?;
     let (owner, review) = console_details(shared, &request, &body);
     let mut record = Record {
@@ -301,7 +334,7 @@ async fn admit_chain<I: Injector>(
         StatusCode::OK,
         admission::encode_response(Some(request.version), &request.uid, &verdict),
     );
-    Ok(Answer { resp, record })
+    Ok(Answer::new(resp, record))
 }
 
 /// Counts a failure and answers with a plain-text HTTP error.
@@ -312,10 +345,7 @@ fn reject<I: Injector>(
     msg: String,
 ) -> Box<Answer> {
     shared.metrics.fail(kind);
-    Box::new(Answer {
-        resp: text(status, msg.clone()),
-        record: Record::failed(msg),
-    })
+    Box::new(Answer::new(text(status, msg.clone()), Record::failed(msg)))
 }
 
 /// The API server's deadline for this request: `?timeout=`, else the default, capped.
@@ -325,40 +355,54 @@ fn request_timeout(limits: &Limits, req: &Request<Incoming>) -> Duration {
         .min(limits.max_timeout)
 }
 
-/// `413` for a body over the limit. Over HTTP/1.1 the unread rest of the body would be taken
-/// for the next request, so the connection is closed.
-fn too_large<I: Injector>(shared: &Shared<I>, version: http::Version) -> Box<Answer> {
-    let mut answer = reject(
+/// `413` for a body over the limit.
+fn too_large<I: Injector>(shared: &Shared<I>) -> Box<Answer> {
+    reject(
         shared,
         FailureType::BodyTooLarge,
         StatusCode::PAYLOAD_TOO_LARGE,
         format!("request entity too large: limit is {}", shared.limits.body_limit),
-    );
+    )
+}
+
+/// An early answer on HTTP/1.x closes the connection, since the unread rest of the body
+/// would be taken for the next request; what the client still sends of it is drained after
+/// the answer (up to a bound). HTTP/2 ends the stream alone.
+fn answered_before_the_body(
+    answer: Box<Answer>,
+    body: Incoming,
+    version: http::Version,
+    deadline: Instant,
+) -> Box<Answer> {
+    let mut answer = closing(answer, version);
     if version < http::Version::HTTP_2 {
-        answer
-            .resp
-            .headers_mut()
-            .insert(CONNECTION, http::HeaderValue::from_static("close"));
+        answer.unread = Some(Unread { body, deadline });
     }
     answer
 }
 
 /// Limits: `413` from `Content-Length`, before reading a byte of the body.
-/// Returns the declared length, if any.
-fn check_declared_length<I: Injector>(shared: &Shared<I>, req: &Request<Incoming>) -> Step<Option<usize>> {
+fn check_declared_length<I: Injector>(
+    shared: &Shared<I>,
+    req: Request<Incoming>,
+    deadline: Instant,
+) -> Step<Request<Incoming>> {
     let declared = req
         .headers()
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|len| len > shared.limits.body_limit as u64) {
-        return Err(too_large(shared, req.version()));
+        let version = req.version();
+        return Err(answered_before_the_body(
+            too_large(shared),
+            req.into_body(),
+            version,
+            deadline,
+        ));
     }
-    Ok(declared.and_then(|len| usize::try_from(len).ok()))
+    Ok(req)
 }
-
-/// A body of unknown length first reserves for this much, then grows as it streams.
-const STREAMED_FIRST_RESERVATION: usize = 64 << 10;
 
 /// How long an admission may wait for a slot or for memory: the queue timeout, never past
 /// the deadline.
@@ -370,7 +414,12 @@ fn queue_wait(limits: &Limits, deadline: Instant) -> Duration {
 
 /// `503` + `Retry-After: 1`: the server is at a limit now, not broken.
 fn overloaded<I: Injector>(shared: &Shared<I>, kind: FailureType, message: &str) -> Box<Answer> {
-    let mut answer = reject(shared, kind, StatusCode::SERVICE_UNAVAILABLE, message.to_owned());
+    let answer = reject(shared, kind, StatusCode::SERVICE_UNAVAILABLE, message.to_owned());
+    retry_later(answer)
+}
+
+/// Adds `Retry-After: 1` to a `503`.
+fn retry_later(mut answer: Box<Answer>) -> Box<Answer> {
     answer
         .resp
         .headers_mut()
@@ -381,24 +430,25 @@ fn overloaded<I: Injector>(shared: &Shared<I>, kind: FailureType, message: &str)
 const BUDGET_SPENT: &str =
     "the admissions in flight hold the server's memory budget (--max-inflight-mib); retry later";
 
-/// Limits: memory for the declared body (or a first share of a streamed one), weighted by
-/// the expansion of its decoded tree; waits like a slot, then `503` + Retry-After.
+/// Limits: the memory of the whole body's decoded tree (body × expansion), now that its size
+/// is known; waits like a slot, then `503` + Retry-After.
 async fn reserve_memory<I: Injector>(
     shared: &Shared<I>,
-    declared: Option<usize>,
+    mut reservation: Reservation,
+    body_len: usize,
     deadline: Instant,
 ) -> Step<Reservation> {
-    let first = declared.unwrap_or(STREAMED_FIRST_RESERVATION);
     let wait = queue_wait(&shared.limits, deadline);
-    match shared.budget.reserve(first, wait).await {
-        Some(reservation) => Ok(reservation),
-        None => Err(overloaded(shared, FailureType::MemoryBudget, BUDGET_SPENT)),
+    if shared.budget.hold_run(&mut reservation, body_len, wait).await {
+        Ok(reservation)
+    } else {
+        Err(overloaded(shared, FailureType::MemoryBudget, BUDGET_SPENT))
     }
 }
 
-/// Limits: a slot per admission, taken before the body is buffered, so memory is bounded by
-/// max_concurrency × body_limit. Excess requests wait up to queue_timeout (never past the
-/// deadline), then get 503 + Retry-After.
+/// Limits: a slot per admission, taken once its body is in and its memory reserved, so a slow
+/// client never holds one. Excess requests wait up to queue_timeout (never past the deadline),
+/// then get 503 + Retry-After.
 async fn acquire_slot<I: Injector>(shared: &Shared<I>, deadline: Instant) -> Step<OwnedSemaphorePermit> {
     let wait = queue_wait(&shared.limits, deadline);
     match tokio::time::timeout(wait, shared.permits.clone().acquire_owned()).await {
@@ -411,87 +461,41 @@ async fn acquire_slot<I: Injector>(shared: &Shared<I>, deadline: Instant) -> Ste
     }
 }
 
-/// Why a body could not be read in full.
-enum BodyError {
-    TooLarge,
-    BudgetSpent,
-    Read(String),
-}
-
-/// Collects the body under the size limit, growing the memory reservation (doubling) when
-/// more arrives than it covers.
-async fn collect_body(
-    budget: &MemoryBudget,
-    body: Incoming,
-    limit: usize,
-    reservation: &mut Reservation,
-    wait: Duration,
-) -> Result<Bytes, BodyError> {
-    let mut body = Limited::new(body, limit);
-    let mut buf = bytes::BytesMut::new();
-    let mut single: Option<Bytes> = None;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            if e.is::<http_body_util::LengthLimitError>() {
-                BodyError::TooLarge
-            } else {
-                BodyError::Read(e.to_string())
-            }
-        })?;
-        let Ok(data) = frame.into_data() else { continue };
-        let total = buf.len() + single.as_ref().map_or(0, Bytes::len) + data.len();
-        if !reservation.covers(total) {
-            let want = total.max(reservation.covered().saturating_mul(2)).min(limit);
-            if !budget.grow(reservation, want, wait).await {
-                return Err(BodyError::BudgetSpent);
-            }
-        }
-        // One frame (the usual case for a small body) is kept as is, without a copy.
-        match single.take() {
-            None if buf.is_empty() => single = Some(data),
-            Some(first) => {
-                buf.extend_from_slice(&first);
-                buf.extend_from_slice(&data);
-            }
-            None => buf.extend_from_slice(&data),
-        }
-    }
-    Ok(single.unwrap_or_else(|| buf.freeze()))
-}
-
-/// Body: read under the size limit, the memory budget and the read timeout; an empty body is
-/// `400` and a `Content-Type` other than exactly `application/json` is `415`.
+/// Body: read whole before anything else is taken for it (see [`body`]): under the size limit,
+/// the memory budget (the bytes that arrived), the request's deadline and the pace; an empty
+/// body is `400` and a `Content-Type` other than exactly `application/json` is `415`.
 async fn read_body<I: Injector>(
     shared: &Shared<I>,
     req: Request<Incoming>,
-    reservation: &mut Reservation,
+    start: Instant,
     deadline: Instant,
-) -> Step<Bytes> {
+) -> Step<(Bytes, Reservation)> {
     let limits = &shared.limits;
     let version = req.version();
     let content_type = req.headers().get(CONTENT_TYPE).cloned();
-    let wait = queue_wait(limits, deadline);
-    let collect = collect_body(
-        &shared.budget,
-        req.into_body(),
-        limits.body_limit,
-        reservation,
-        wait,
-    );
-    let body = match tokio::time::timeout(limits.body_read_timeout, collect).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(BodyError::TooLarge)) => return Err(too_large(shared, version)),
-        Ok(Err(BodyError::BudgetSpent)) => {
-            let mut answer = overloaded(shared, FailureType::MemoryBudget, BUDGET_SPENT);
-            if version < http::Version::HTTP_2 {
-                answer
-                    .resp
-                    .headers_mut()
-                    .insert(CONNECTION, http::HeaderValue::from_static("close"));
-            }
-            return Err(answer);
+    let bounds = Bounds {
+        limit: limits.body_limit,
+        deadline,
+        memory_wait: queue_wait(limits, deadline),
+    };
+    let pacer = Pacer::new(start, limits.min_body_rate);
+    let mut reservation = shared.budget.empty();
+    let collected = body::collect(&shared.budget, req.into_body(), &bounds, pacer, &mut reservation).await;
+    let body = match collected {
+        Ok(body) => body,
+        Err(BodyError::TooLarge(rest)) => {
+            return Err(answered_before_the_body(
+                too_large(shared),
+                rest,
+                version,
+                deadline,
+            ));
         }
-        Ok(Err(BodyError::Read(e))) => {
+        Err(BodyError::BudgetSpent(rest)) => {
+            let answer = overloaded(shared, FailureType::MemoryBudget, BUDGET_SPENT);
+            return Err(answered_before_the_body(answer, rest, version, deadline));
+        }
+        Err(BodyError::Read(e)) => {
             return Err(reject(
                 shared,
                 FailureType::BodyRead,
@@ -499,12 +503,30 @@ async fn read_body<I: Injector>(
                 format!("error reading body: {e}"),
             ));
         }
-        Err(_) => {
-            return Err(reject(
-                shared,
-                FailureType::BodyRead,
-                StatusCode::REQUEST_TIMEOUT,
-                format!("timed out reading the body after {:?}", limits.body_read_timeout),
+        Err(BodyError::TooSlow) => {
+            return Err(closing(
+                reject(
+                    shared,
+                    FailureType::BodyRead,
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the body arrived slower than {} KiB/s; closing the connection",
+                        limits.min_body_rate / 1024
+                    ),
+                ),
+                version,
+            ));
+        }
+        Err(BodyError::Late) => {
+            return Err(closing(
+                reject(
+                    shared,
+                    FailureType::BodyRead,
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the body did not arrive before the request's deadline; closing the connection"
+                        .to_owned(),
+                ),
+                version,
             ));
         }
     };
@@ -525,7 +547,18 @@ async fn read_body<I: Injector>(
             "invalid Content-Type, want `application/json`".to_owned(),
         ));
     }
-    Ok(body)
+    Ok((body, reservation))
+}
+
+/// Closes an HTTP/1.x connection with the answer (HTTP/2 ends the stream alone).
+fn closing(mut answer: Box<Answer>, version: http::Version) -> Box<Answer> {
+    if version < http::Version::HTTP_2 {
+        answer
+            .resp
+            .headers_mut()
+            .insert(CONNECTION, http::HeaderValue::from_static("close"));
+    }
+    answer
 }
 
 /// Decode: the AdmissionReview; a problem with it is an HTTP 200 with `allowed: false`.
@@ -547,15 +580,12 @@ fn decode_review<I: Injector>(shared: &Shared<I>, body: &[u8]) -> Step<Admission
         let mut record = Record::failed(e.message);
         record.uid = e.uid.unwrap_or_default();
         record.decision = "denied";
-        Box::new(Answer {
-            resp: json(StatusCode::OK, out),
-            record,
-        })
+        Box::new(Answer::new(json(StatusCode::OK, out), record))
     })
 }
 
-/// Configuration: a snapshot of the current one; none loaded yet is `503`, so the webhook's
-/// `failurePolicy` decides.
+/// Configuration: a snapshot of the current one; none loaded yet is `503` + Retry-After, so
+/// the webhook's `failurePolicy` decides.
 fn current_config<I: Injector>(shared: &Shared<I>, record: &mut Record) -> Step<Arc<I::Config>> {
     shared.config.current().ok_or_else(|| {
         shared.metrics.fail(FailureType::NoConfig);
@@ -565,10 +595,10 @@ fn current_config<I: Injector>(shared: &Shared<I>, record: &mut Record) -> Step<
             Some(e) => format!("the sidecar injector has no valid configuration yet: {e}"),
             None => "the sidecar injector has no configuration loaded yet".to_owned(),
         };
-        Box::new(Answer {
-            resp: text(StatusCode::SERVICE_UNAVAILABLE, msg),
+        retry_later(Box::new(Answer::new(
+            text(StatusCode::SERVICE_UNAVAILABLE, msg),
             record,
-        })
+        )))
     })
 }
 

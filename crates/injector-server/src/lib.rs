@@ -22,19 +22,22 @@
 //!
 //! # Request flow
 //!
-//! `POST /inject[/k/v...]?timeout=10s` → `Content-Length` over the limit? `413` without
-//! reading → wait for an admission slot (`503` + `Retry-After` when saturated) → read the body
-//! under a size limit and a timeout → empty: `400`; `Content-Type` not exactly
-//! `application/json`: `415` → decode the AdmissionReview (errors: `200` with
-//! `allowed: false`) → snapshot the configuration (none loaded yet: `503`, so the webhook's
-//! `failurePolicy` decides) → an identical admission seen under the same configuration (the
-//! replicas of a scale-up) is answered from the outcome cache, on the async worker (one cached
-//! answer in `shadow_check_every` computed again without caches, off the admission's thread, and
-//! compared: `shadow`) → otherwise
-//! run [`Injector::admit`] on the blocking pool under the API
-//! server's deadline (`?timeout=`, else 10 s; past it: `allowed: false` saying so) → respond in
-//! the request's version with its `uid`, and log one line (uid, namespace, pod, decision,
-//! reason, duration).
+//! `POST /inject[/k/v...]?timeout=10s` → `Content-Length` over the limit? `413` at once → read
+//! the body before anything else is taken for it: under the size limit, holding the bytes that
+//! arrived in the memory budget, at a minimum pace and within the request's deadline (a body that
+//! falls behind: `408`) → empty: `400`; `Content-Type` not exactly `application/json`: `415` →
+//! reserve the memory of its decoded tree, then an admission slot (`503` + `Retry-After` when
+//! either stays spent) → decode the AdmissionReview (errors: `200` with `allowed: false`) →
+//! snapshot the configuration (none loaded yet: `503`, so the webhook's `failurePolicy` decides)
+//! → an identical admission seen under the same configuration (the replicas of a scale-up) is
+//! answered from the outcome cache, on the async worker (one cached answer in
+//! `shadow_check_every` computed again without caches, off the admission's thread, and compared:
+//! `shadow`) → otherwise run [`Injector::admit`] on
+//! the blocking pool under the API server's deadline (`?timeout=`, else 10 s; past it:
+//! `allowed: false` saying so) → respond in the request's version with its `uid`, and log one
+//! line (uid, namespace, pod, decision, reason, duration). An answer given before the body was
+//! read in full closes an HTTP/1.1 connection after draining what the client still sends (up to
+//! a bound), so the client reads the answer rather than a reset.
 //!
 //! Other paths are `404`; `/ready` on the HTTPS port mirrors `/readyz`. The monitoring port
 //! serves `/metrics` (Prometheus text 0.0.4), `/healthz` and `/readyz` (JSON detail: config
@@ -78,6 +81,7 @@
 //! ```
 
 pub mod admission;
+mod body;
 mod budget;
 pub mod client_auth;
 pub mod config_store;

@@ -182,6 +182,10 @@ pub(crate) struct ConnectionMetrics {
     pub handshake_failures: Family<Label, Counter>,
     /// Connections closed because a request head took too long to arrive.
     pub header_timeouts: Counter,
+    /// New connections from a peer that held its share of the table.
+    pub peer_cap_hits: Counter,
+    /// Of those, the ones closed at once (every connection of the peer was busy).
+    pub peer_cap_refusals: Counter,
 }
 
 impl ConnectionMetrics {
@@ -218,6 +222,16 @@ impl ConnectionMetrics {
             "sidecar_injector_header_read_timeouts",
             "HTTP/1.1 connections closed because a request head did not arrive in full within the header read timeout.",
             self.header_timeouts.clone(),
+        );
+        registry.register(
+            "sidecar_injector_peer_connection_cap_hits",
+            "New connections from a peer address that held its share of connections (--max-connections-per-peer): one of its own was shed, or the new one closed.",
+            self.peer_cap_hits.clone(),
+        );
+        registry.register(
+            "sidecar_injector_peer_connection_refusals",
+            "New connections closed at once because every connection of their peer address had a request in flight.",
+            self.peer_cap_refusals.clone(),
         );
     }
 }

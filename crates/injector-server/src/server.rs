@@ -5,9 +5,9 @@
 //! handshake timeout, then hyper-util's auto builder serves HTTP/1.1 or HTTP/2 as negotiated by
 //! ALPN. An HTTP/1.1 request head must arrive in full within the header read timeout of its
 //! first byte; a connection with no request for the idle timeout is closed gracefully.
-//! Connections are kept in a table of `max_connections` places: at the cap, a connection still
-//! in its handshake, else the longest idle one, is shed for the new one (see
-//! `connections`).
+//! Connections are kept in a table of `max_connections` places, at most
+//! `max_connections_per_peer` of them for one peer address: at either cap, a connection still
+//! in its handshake, else the longest idle one, is shed for the new one (see `connections`).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -55,12 +55,13 @@ pub struct ServeOptions {
     /// On shutdown, how long in-flight requests may take to finish (default 25 s, within
     /// Kubernetes' default 30 s termination grace period).
     pub grace_period: Duration,
-    /// Admissions processed at once (default 64).
+    /// Admissions processed at once (default 64). A slot is taken once the admission's body
+    /// is in, so a slow client never holds one.
     pub max_concurrency: usize,
     /// Memory budget of the admissions in flight, in bytes (default 512 MiB): each admission
-    /// reserves its body size × the measured expansion of its decoded tree (at least 256 KiB,
-    /// at most the whole budget) before decoding; when the budget is spent, admissions wait
-    /// like for a slot, then get `503` + `Retry-After`.
+    /// holds the bytes of its body as they arrive, then its body size × the measured expansion
+    /// of its decoded tree (at least 256 KiB, at most its pool) before it is decoded; when the
+    /// budget is spent, admissions wait like for a slot, then get `503` + `Retry-After`.
     pub max_inflight_bytes: usize,
     /// How long an admission waits for a slot before `503 Service Unavailable` with
     /// `Retry-After: 1` (default 1 s; never beyond the request deadline).
@@ -69,6 +70,11 @@ pub struct ServeOptions {
     /// handshake, else the one idle the longest, is closed for the new one; accepting pauses
     /// only while every connection has a request in flight.
     pub max_connections: usize,
+    /// Open connections from one peer address at once (default 1024, a quarter of
+    /// `max_connections`). At the cap, that peer's oldest connection still in its handshake,
+    /// else its longest idle one, is closed for the new one; when all of them have a request in
+    /// flight, the new one is closed at once. No single peer can hold every connection.
+    pub max_connections_per_peer: usize,
     /// Maximum request body (default 6 MiB, Istio's `MaxRequestBodyBytes`); larger bodies get
     /// `413`, from `Content-Length` before reading, or while streaming a chunked body.
     pub body_limit: usize,
@@ -81,14 +87,18 @@ pub struct ServeOptions {
     /// A connection with no request in flight for this long is closed gracefully (default
     /// 90 s, Istio's `IdleTimeout`; the API server reuses its connections well within it).
     pub idle_timeout: Duration,
-    /// Time allowed to send the body (default 30 s).
-    pub body_read_timeout: Duration,
+    /// The pace a request body must keep, in bytes per second (default 64 KiB/s): each
+    /// second's worth must arrive within a second of the previous one (or of the request head),
+    /// else the request is answered `408` and the connection closed. The whole body must also
+    /// arrive within the request's deadline.
+    pub min_body_rate: usize,
     /// Deadline when the request has no `?timeout=` (default 10 s, Kubernetes' default
     /// `timeoutSeconds`).
     pub default_timeout: Duration,
     /// Cap on `?timeout=` (default 30 s, the Kubernetes maximum).
     pub max_timeout: Duration,
-    /// HTTP/2 streams per connection (default 256).
+    /// HTTP/2 streams per connection (default 100, the least RFC 9113 recommends; the API
+    /// server's client opens another connection when it needs more).
     pub max_concurrent_streams: u32,
     /// Run [`Injector::admit`] directly on the async worker thread instead of tokio's
     /// blocking pool (default `false`). Saves a thread hand-off per admission, but a slow
@@ -130,14 +140,15 @@ impl Default for ServeOptions {
             max_inflight_bytes: 512 << 20,
             queue_timeout: Duration::from_secs(1),
             max_connections: 4096,
+            max_connections_per_peer: 1024,
             body_limit: 6 * 1024 * 1024,
             handshake_timeout: Duration::from_secs(5),
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(90),
-            body_read_timeout: Duration::from_secs(30),
+            min_body_rate: 64 << 10,
             default_timeout: Duration::from_secs(10),
             max_timeout: Duration::from_secs(30),
-            max_concurrent_streams: 256,
+            max_concurrent_streams: 100,
             inline_injector: false,
             outcome_cache_bytes: 8 << 20,
             ignore_managed_fields: false,
@@ -231,7 +242,11 @@ impl<I: Injector> Server<I> {
         );
         let connection_metrics = ConnectionMetrics::default();
         connection_metrics.register(&mut registry);
-        let connections = ConnectionTable::new(options.max_connections, connection_metrics.clone());
+        let connections = ConnectionTable::new(
+            options.max_connections,
+            options.max_connections_per_peer,
+            connection_metrics.clone(),
+        );
         config.register_metrics(&mut registry);
         certs.register_metrics(&mut registry);
         options.extension.register_metrics(&mut registry);
@@ -248,7 +263,7 @@ impl<I: Injector> Server<I> {
             budget,
             limits: Limits {
                 body_limit: options.body_limit,
-                body_read_timeout: options.body_read_timeout,
+                min_body_rate: options.min_body_rate,
                 queue_timeout: options.queue_timeout,
                 default_timeout: options.default_timeout,
                 max_timeout: options.max_timeout,
@@ -367,9 +382,11 @@ impl<I: Injector> Server<I> {
             };
             let _ = tcp.set_nodelay(true);
             let slot = tokio::select! {
-                slot = connections.admit() => slot,
+                slot = connections.admit(peer.ip()) => slot,
                 () = &mut shutdown => break,
             };
+            // The peer holds its share of connections, all busy: this one is closed at once.
+            let Some(slot) = slot else { continue };
             let conn = ConnTask {
                 acceptor: acceptor.clone(),
                 builder: builder.clone(),

@@ -78,17 +78,33 @@ pub struct ServeArgs {
     /// On SIGTERM, how long in-flight admissions may take to finish.
     #[arg(long, default_value = "25s", value_parser = parse_duration)]
     pub grace_period: Duration,
-    /// Admissions processed at once; more wait briefly, then get 503.
+    /// Admissions processed at once; more wait briefly, then get 503. An admission takes its
+    /// place once its body is in, so a slow client never holds one.
     #[arg(long, default_value_t = 64)]
     pub max_concurrency: usize,
     /// Open connections on the HTTPS port at once. At the cap, a connection still in its TLS
     /// handshake, else the one idle the longest, is closed to make room.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
-    /// Memory budget of the admissions in flight, in MiB. Each admission reserves its body
-    /// size times the measured growth of its decoded tree (48x; at least 256 KiB, at most the
-    /// whole budget) before it is decoded; when the budget is spent, admissions wait briefly,
-    /// then get 503 with Retry-After.
+    /// Open connections from one peer address at once (at most --max-connections). At the cap,
+    /// that peer's own oldest handshake, else its own longest idle connection, is closed for the
+    /// new one; when all of them have a request in flight, the new one is closed.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_peer: u32,
+    /// HTTP/2 streams open at once on one connection (the API server's client opens another
+    /// connection when it needs more).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_streams: u32,
+    /// The least pace of a request body, in KiB per second: each second's worth must arrive
+    /// within a second of the previous one, else the request is answered 408 and its connection
+    /// closed. The whole body must also arrive within the request's deadline (its ?timeout=,
+    /// else 10 s). 0: no pace, the deadline only.
+    #[arg(long, default_value_t = 64, value_name = "KIB")]
+    pub min_body_rate_kib: u32,
+    /// Memory budget of the admissions in flight, in MiB. Each admission holds the bytes of its
+    /// body as they arrive, then its body size times the measured growth of its decoded tree
+    /// (48x; at least 256 KiB) before it is decoded; when the budget is spent, admissions wait
+    /// briefly, then get 503 with Retry-After.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_inflight_mib: u32,
     /// MiB of recent admission outcomes kept for identical pods (the replicas of a scale-up);
@@ -307,6 +323,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         grace_period: args.grace_period,
         max_concurrency: args.max_concurrency,
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+        max_connections_per_peer: usize::try_from(args.max_connections_per_peer).unwrap_or(usize::MAX),
+        max_concurrent_streams: args.max_concurrent_streams,
+        min_body_rate: usize::try_from(args.min_body_rate_kib)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(1 << 10),
         max_inflight_bytes: usize::try_from(args.max_inflight_mib)
             .unwrap_or(usize::MAX)
             .saturating_mul(1 << 20),
