@@ -160,8 +160,16 @@ impl Served {
         proc_status_kib(self.child.id(), "VmHWM:").unwrap_or(0)
     }
 
-    /// One admission from the attacker in raw bytes on a new connection: (status, body).
+    /// One admission from the attacker in raw bytes on a new connection, written whole before
+    /// the answer is read (as curl does): (status, body).
     async fn post(&self, body: &[u8]) -> std::io::Result<(u16, Vec<u8>)> {
+        self.post_reading_head(body)
+            .await
+            .map(|(status, _, body)| (status, body))
+    }
+
+    /// Like [`Served::post`], with the answer's head: (status, head, body).
+    async fn post_reading_head(&self, body: &[u8]) -> std::io::Result<(u16, String, Vec<u8>)> {
         let mut tls = self.tls().await?;
         let head = format!(
             "POST /inject HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -177,11 +185,10 @@ impl Served {
             .nth(1)
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
-        let body = out
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .map_or_else(Vec::new, |i| out[i + 4..].to_vec());
-        Ok((status, body))
+        let end = out.windows(4).position(|w| w == b"\r\n\r\n");
+        let head = String::from_utf8_lossy(&out[..end.unwrap_or(out.len())]).into_owned();
+        let body = end.map_or_else(Vec::new, |i| out[i + 4..].to_vec());
+        Ok((status, head, body))
     }
 }
 
@@ -478,8 +485,9 @@ fn slow_streams(streams: usize) -> Attack {
     })
 }
 
-/// `n` admissions of 5.8 MB at once, each on its own connection through hyper's client: every
-/// client reads an HTTP status, `200` or `503` with `Retry-After`.
+/// `n` admissions of 5.8 MB at once, each on its own connection, written whole before the answer
+/// is read (as curl does, the client most easily cut off by an early close): every client reads
+/// an HTTP status, `200` or `503` with `Retry-After`.
 fn near_limit_bodies(n: usize) -> Attack {
     Box::new(move |s, attackers| {
         let body = Arc::new(review("big", pod_of_many_annotations("big", 33)));
@@ -491,7 +499,8 @@ fn near_limit_bodies(n: usize) -> Attack {
         for _ in 0..n {
             let (s, body) = (s.clone(), body.clone());
             attackers.spawn(async move {
-                let (status, retry_after, answer) = hyper_post(&s, ATTACKER, body.to_vec())
+                let (status, head, answer) = s
+                    .post_reading_head(&body)
                     .await
                     .unwrap_or_else(|e| panic!("a 5.8 MB admission read no HTTP status: {e}"));
                 match status {
@@ -499,7 +508,11 @@ fn near_limit_bodies(n: usize) -> Attack {
                         let answer: Value = serde_json::from_slice(&answer).expect("a review");
                         assert_eq!(answer["response"]["uid"], "big");
                     }
-                    503 => assert_eq!(retry_after.as_deref(), Some("1"), "a 503 says when to retry"),
+                    503 => assert!(
+                        head.to_ascii_lowercase().contains("\r\nretry-after: 1"),
+                        "a 503 says when to retry: {head}"
+                    ),
+                    0 => panic!("a 5.8 MB admission read no HTTP status (the connection was cut)"),
                     other => panic!(
                         "a 5.8 MB admission got {other}: {}",
                         String::from_utf8_lossy(&answer)
@@ -695,7 +708,9 @@ async fn the_server_stays_available_under_attack() {
         .enable_all()
         .build()
         .expect("the attackers' runtime");
-    for case in &cases {
+    // ABUSE_CASE=PREFIX runs only the cases whose name starts with PREFIX (to reproduce one).
+    let only = std::env::var("ABUSE_CASE").unwrap_or_default();
+    for case in cases.iter().filter(|c| c.name.starts_with(&only)) {
         let figures = under_attack(&served, case, attackers.handle(), &report).await;
         report.push(format!("{}: {figures}", case.name));
         eprintln!("{}", report.last().map_or("", String::as_str));
