@@ -235,7 +235,7 @@ impl<I: Injector> Server<I> {
         registry.register(
             "sidecar_injector_memory_reserved_bytes",
             format!(
-                "Memory reserved by the admissions in flight (body size × expansion), of a budget of {} bytes.",
+                "Memory reserved by the admissions in flight (the bytes of bodies being read, then body size × expansion), of a budget of {} bytes.",
                 budget.total_bytes()
             ),
             budget.reserved_gauge(),
