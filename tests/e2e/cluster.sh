@@ -24,7 +24,10 @@
 #   5. revision `canary` beside `default`, each injecting its own namespaces, and the revision
 #      tag `prod` (istio-revision-tag-prod, created with an empty caBundle) patched by canary
 #   6. Events on the owning Deployment for injected and skipped pods; a scale-up to 40 replicas
-#      makes one Event whose series count is 40
+#      makes one Event whose series count is 40; reviews POSTed straight to the webhook port (as
+#      anyone who reaches it could) make no Event for a namespace no webhook of ours selects, a
+#      namespace that does not exist, or a ReplicaSet that does not exist; 300 distinct pods
+#      POSTed so make about 100 Events (the namespace's budget), not 300
 #   7. least privilege: the token cannot read, create or take what it does not need
 #   8. caller authentication: a replica with --client-ca answers the API server (which presents
 #      its client certificate) and refuses callers without one or with another CA's; a replica
@@ -417,8 +420,13 @@ scenario_end
 
 # ---------------------------------------------------------------------------- 6
 scenario "6: Events on the Deployment: injected, skipped; one Event for a scale-up"
+# A namespace of its own: each namespace has its own budget of new Events, and scenario 3's
+# hundreds of bare pods spent e2e-enabled's.
+check "namespace e2e-events (istio-injection=enabled)" bash -c "
+  '$DIR/kubectl' create namespace e2e-events && '$DIR/kubectl' label namespace e2e-events istio-injection=enabled"
+check "serviceaccount default exists in e2e-events" poll "$WAIT" K -n e2e-events get serviceaccount default
 deployment() {   # deployment NAME REPLICAS HOSTNETWORK
-  K -n e2e-enabled apply -f - <<EOF2
+  K -n e2e-events apply -f - <<EOF2
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: $1}
@@ -434,7 +442,7 @@ EOF2
 }
 # events_of NAME REASON: "count series.count" of the Events of ours regarding Deployment NAME
 events_of() {
-  K -n e2e-enabled get events.v1.events.k8s.io -o json | python3 -c '
+  K -n e2e-events get events.v1.events.k8s.io -o json | python3 -c '
 import json, sys
 name, reason = sys.argv[1], sys.argv[2]
 items = [e for e in json.load(sys.stdin)["items"]
@@ -446,9 +454,81 @@ check "Deployment web (3 replicas) and Deployment hostnet (hostNetwork: true, 1 
 run "an Event SidecarInjected on Deployment web" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of web SidecarInjected | cut -d' ' -f1)\" = 1 ]"
 run "an Event SidecarInjectionSkipped on Deployment hostnet (host network)" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of hostnet SidecarInjectionSkipped | cut -d' ' -f1)\" = 1 ]"
 check "scale web to 40 replicas" K -n e2e-enabled scale deployment web --replicas=40
-run "40 pods of web exist" poll 120 bash -c "[ \"\$('$DIR/kubectl' -n e2e-enabled get pods -l app=web -o name | wc -l)\" = 40 ]"
+run "40 pods of web exist" poll 120 bash -c "[ \"\$('$DIR/kubectl' -n e2e-events get pods -l app=web -o name | wc -l)\" = 40 ]"
 run "still one Event for web, its count 40" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of web SidecarInjected)\" = '1 40' ]"
 log "    events for web: $(events_of web SidecarInjected) (Events, series count)"
+# direct_review NS NAME [OWNER]: an AdmissionReview for a pod NAME in NS (controller OWNER, JSON)
+direct_review() {
+  python3 - "$@" <<'PY2'
+import json, sys
+ns, name = sys.argv[1], sys.argv[2]
+meta = {"name": name, "namespace": ns}
+if len(sys.argv) > 3:
+    meta["ownerReferences"] = [json.loads(sys.argv[3])]
+print(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+    "uid": "direct-" + name, "namespace": ns, "operation": "CREATE",
+    "kind": {"group": "", "version": "v1", "kind": "Pod"},
+    "object": {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+               "spec": {"containers": [{"name": "app", "image": "registry.invalid/pause:1"}]}}}}))
+PY2
+}
+# post_direct NS NAME [OWNER]: POSTs it to injector a's port, as a client that is not the API
+# server (no certificate checked either); succeeds when answered 200
+post_direct() {
+  direct_review "$@" | curl -sk --max-time 5 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+    --data-binary @- "$(url a)" | grep -qx 200
+}
+# ours_in NS [NAME]: how many Events of ours are in NS (regarding NAME, when given)
+ours_in() {
+  K -n "$1" get events.v1.events.k8s.io -o json | python3 -c '
+import json, sys
+name = sys.argv[1] if len(sys.argv) > 1 else None
+print(sum(1 for e in json.load(sys.stdin)["items"] if e.get("reportingController") == "sidecar-injector.istio.io"
+          and (name is None or e.get("regarding", {}).get("name") == name)))' "${@:2}"
+}
+skipped() { local v; v=$(metric a "sidecar_injector_events_skipped_total{reason=\"$1\"}"); echo "${v:-0}"; }
+UNSERVED_BEFORE=$(skipped unserved); NO_OWNER_BEFORE=$(skipped no_owner)
+GHOST='{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "ghost-5d8f9", "uid": "6f1b7c2e-0000-4000-8000-000000000000", "controller": true}'
+check "a review POSTed straight to the port for a pod in kube-system (no webhook of ours selects it) is answered" post_direct kube-system direct-system
+check "one for a namespace that does not exist is answered" post_direct e2e-nowhere direct-nowhere
+check "one in e2e-events whose owner is a ReplicaSet that does not exist is answered" post_direct e2e-events direct-ghost "$GHOST"
+check "one in e2e-events for a bare pod (the control: a namespace we serve) is answered" post_direct e2e-events direct-control
+run "the control makes its Event (regarding Pod direct-control)" poll "$WAIT" bash -c "$(declare -f K ours_in); DIR='$DIR'; [ \"\$(ours_in e2e-events direct-control)\" = 1 ]"
+check "no Event of ours in kube-system" bash -c "$(declare -f K ours_in); DIR='$DIR'; [ \"\$(ours_in kube-system)\" = 0 ]"
+check "none regarding the ReplicaSet that does not exist" bash -c "$(declare -f K ours_in); DIR='$DIR'; [ \"\$(ours_in e2e-events ghost-5d8f9)\" = 0 ] && [ \"\$(ours_in e2e-events direct-ghost)\" = 0 ]"
+check "counted in sidecar_injector_events_skipped_total: 2 more unserved, 1 more with no such owner" bash -c "
+  [ \"$(skipped unserved)\" = $((UNSERVED_BEFORE + 2)) ] && [ \"$(skipped no_owner)\" = $((NO_OWNER_BEFORE + 1)) ]"
+# flood NS N: POSTs N reviews of distinct bare pods in NS straight to injector a; prints the seconds
+flood() {
+  python3 - "$(url a)" "$1" "$2" <<'PY2'
+import http.client, json, ssl, sys, time, urllib.parse
+url, ns, n = urllib.parse.urlparse(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+conn = http.client.HTTPSConnection(url.hostname, url.port, context=ctx, timeout=10)
+start = time.time()
+for i in range(n):
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": f"flood-{i}", "namespace": ns, "operation": "CREATE",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"flood-{i}", "namespace": ns},
+                   "spec": {"containers": [{"name": "app", "image": "registry.invalid/pause:1"}]}}}}
+    conn.request("POST", url.path, json.dumps(review), {"Content-Type": "application/json"})
+    r = conn.getresponse(); r.read()
+    assert r.status == 200, r.status
+print(round(time.time() - start, 1))
+PY2
+}
+check "namespace e2e-flood (istio-injection=enabled)" bash -c "
+  '$DIR/kubectl' create namespace e2e-flood && '$DIR/kubectl' label namespace e2e-flood istio-injection=enabled"
+LIMITED_BEFORE=$(skipped rate_limited)
+FLOOD_SECONDS=$(flood e2e-flood 300) || FLOOD_SECONDS=fail
+check "300 reviews of distinct bare pods in e2e-flood POSTed straight to the port are answered" [ "$FLOOD_SECONDS" != fail ]
+run "the namespace's budget holds: 100 Events at once, then one a second (at most 130 of 300 in all)" poll "$WAIT" bash -c "
+  $(declare -f K ours_in skipped metric); DIR='$DIR'; declare -A MON=([a]=${MON[a]})
+  events=\$(ours_in e2e-flood); limited=\$(( \$(skipped rate_limited) - $LIMITED_BEFORE ))
+  echo \"Events \$events, rate-limited \$limited\"
+  [ \$(( events + limited )) -eq 300 ] && [ \$events -ge 100 ] && [ \$events -le 130 ]"
+log "    300 distinct pods POSTed in $FLOOD_SECONDS s: $(ours_in e2e-flood) Events written in e2e-flood, $(( $(skipped rate_limited) - LIMITED_BEFORE )) left out"
 scenario_end
 
 # ---------------------------------------------------------------------------- 7

@@ -8,16 +8,28 @@
 //! records by workload and reason for a window, creates one `events.k8s.io/v1` Event per group
 //! and then keeps its `series` count up to date. An Event that cannot be written is logged at
 //! debug level and counted; nothing waits for it.
+//!
+//! Anyone who reaches the webhook's port can POST a review naming any namespace and owner, so a
+//! record becomes an Event only for what the webhook really serves ([`Scope`]): a namespace that
+//! exists and that one of our webhooks' `namespaceSelector`s selects (the API server would never
+//! send a review for another), a pod that names no other namespace than its review's, and a
+//! ReplicaSet or Job owner that exists there with the uid the pod names. Each namespace gets a
+//! budget of owner lookups and new Events ([`NamespaceBudget`]), and the groups kept at once are
+//! capped ([`MAX_GROUPS`]); what is left out is counted in
+//! `sidecar_injector_events_skipped_total{reason}`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, MicroTime, OwnerReference};
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
+use kube::core::{Selector, SelectorExt as _};
 use kube::{Api, Client};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -64,8 +76,10 @@ pub enum Outcome {
 }
 
 impl Admitted {
-    /// The record for a pod (the admission's object) and its outcome.
-    pub fn from_pod(pod: &Value, namespace: &str, outcome: Outcome) -> Admitted {
+    /// The record for a pod (the admission's object) in the review's `namespace`, and its
+    /// outcome; `None` when the pod names another namespace than its review's (no API server
+    /// sends that).
+    pub fn from_pod(pod: &Value, namespace: &str, outcome: Outcome) -> Option<Admitted> {
         let metadata = pod.get("metadata").unwrap_or(&Value::Null);
         let text = |k: &str| metadata.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
         let name = text("name");
@@ -80,8 +94,11 @@ impl Admitted {
                 uid: Some(r.uid),
             });
         let ns = text("namespace");
-        Admitted {
-            namespace: if ns.is_empty() { namespace.to_owned() } else { ns },
+        if !ns.is_empty() && ns != namespace {
+            return None;
+        }
+        Some(Admitted {
+            namespace: namespace.to_owned(),
             pod: if name.is_empty() {
                 text("generateName")
             } else {
@@ -89,7 +106,123 @@ impl Admitted {
             },
             owner,
             outcome,
+        })
+    }
+}
+
+/// What the webhook serves: the namespaces that exist (with their labels) and the
+/// `namespaceSelector` of each of our webhooks. Shared between the watches that fill it and the
+/// handler's [`EventSink`], which asks it of every record.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    inner: Arc<RwLock<ScopeState>>,
+}
+
+#[derive(Debug, Default)]
+struct ScopeState {
+    /// Each webhook's `namespaceSelector` (`None` for a webhook without one: every namespace);
+    /// `None` until our webhook configurations are first listed.
+    selectors: Option<Vec<Option<Selector>>>,
+    /// The labels of every namespace; `None` until first listed.
+    namespaces: Option<HashMap<String, BTreeMap<String, String>>>,
+}
+
+impl Scope {
+    /// Our webhook configurations, as last seen.
+    pub fn set_webhooks(&self, configs: &[MutatingWebhookConfiguration]) {
+        let selectors = configs
+            .iter()
+            .flat_map(|mwc| mwc.webhooks.iter().flatten())
+            .map(|w| w.namespace_selector.clone().map(parse_selector))
+            .collect();
+        if let Ok(mut state) = self.inner.write() {
+            state.selectors = Some(selectors);
         }
+    }
+
+    /// The namespaces and their labels, as last seen.
+    pub fn set_namespaces(&self, namespaces: HashMap<String, BTreeMap<String, String>>) {
+        if let Ok(mut state) = self.inner.write() {
+            state.namespaces = Some(namespaces);
+        }
+    }
+
+    /// Whether one of our webhooks selects `namespace` (which must exist). Nothing is served
+    /// until both the webhooks and the namespaces have been listed.
+    pub fn serves(&self, namespace: &str) -> bool {
+        let Ok(state) = self.inner.read() else {
+            return false;
+        };
+        let (Some(selectors), Some(namespaces)) = (&state.selectors, &state.namespaces) else {
+            return false;
+        };
+        namespaces
+            .get(namespace)
+            .is_some_and(|labels| selects(selectors, labels))
+    }
+}
+
+/// A webhook's `namespaceSelector`; one that does not parse (the API server refuses those)
+/// selects nothing.
+fn parse_selector(selector: LabelSelector) -> Selector {
+    Selector::try_from(selector).unwrap_or_else(|_| {
+        // `NotIn` with no values matches everything; `In` with none, nothing.
+        kube::core::Expression::In(String::new(), Default::default()).into()
+    })
+}
+
+/// Whether any of the webhooks' selectors selects a namespace with these labels. Pure.
+pub fn selects(selectors: &[Option<Selector>], labels: &BTreeMap<String, String>) -> bool {
+    selectors.iter().any(|selector| match selector {
+        None => true,
+        Some(selector) => selector.matches(labels),
+    })
+}
+
+/// New work (an owner lookup, a new Event) one namespace may cause: a burst, then one per
+/// interval. Pure.
+#[derive(Debug)]
+pub struct NamespaceBudget {
+    burst: u32,
+    every: Duration,
+    buckets: HashMap<String, (u32, Instant)>,
+}
+
+impl NamespaceBudget {
+    /// `burst` at once, then one more every `every`.
+    pub fn new(burst: u32, every: Duration) -> Self {
+        NamespaceBudget {
+            burst,
+            every,
+            buckets: HashMap::new(),
+        }
+    }
+
+    /// Takes one unit of `namespace`'s budget at `now`; `false` when it is spent.
+    pub fn take(&mut self, namespace: &str, now: Instant) -> bool {
+        let (burst, every) = (self.burst, self.every);
+        let (tokens, since) = self.buckets.entry(namespace.to_owned()).or_insert((burst, now));
+        let earned =
+            u32::try_from(now.saturating_duration_since(*since).as_nanos() / every.as_nanos().max(1))
+                .unwrap_or(u32::MAX);
+        if earned > 0 {
+            *tokens = tokens.saturating_add(earned).min(burst);
+            *since = now;
+        }
+        if *tokens == 0 {
+            return false;
+        }
+        *tokens -= 1;
+        true
+    }
+
+    /// Forgets the namespaces whose budget is whole again at `now`.
+    pub fn forget_refilled(&mut self, now: Instant) {
+        let (burst, every) = (self.burst, self.every);
+        self.buckets.retain(|_, (tokens, since)| {
+            let missing = burst.saturating_sub(*tokens);
+            now.saturating_duration_since(*since) < every.saturating_mul(missing)
+        });
     }
 }
 
@@ -134,6 +267,9 @@ pub fn describe(outcome: &Outcome) -> Option<(&'static str, &'static str, &'stat
     }
 }
 
+/// Groups kept at once: a new group beyond it is left out until older ones expire.
+pub const MAX_GROUPS: usize = 4096;
+
 /// Groups records per workload and reason within a window. Pure.
 #[derive(Debug, Default)]
 pub struct Aggregator {
@@ -168,17 +304,28 @@ pub enum Step {
     Create,
     /// Counted into an existing group.
     Counted,
+    /// A new group, but [`MAX_GROUPS`] are open: left out.
+    Full,
 }
 
 impl Aggregator {
+    /// Whether `key`'s group is open at `now` (a record of it would be counted in).
+    pub fn is_open(&self, key: &GroupKey, now: Instant, window: Duration) -> bool {
+        self.groups
+            .get(key)
+            .is_some_and(|g| now.duration_since(g.first) < window)
+    }
+
     /// Records one occurrence at `now`; groups older than `window` start again.
     pub fn record(&mut self, key: &GroupKey, now: Instant, window: Duration) -> Step {
+        let full = self.groups.len() >= MAX_GROUPS && !self.groups.contains_key(key);
         match self.groups.get_mut(key) {
             Some(g) if now.duration_since(g.first) < window => {
                 g.count += 1;
                 g.last = now;
                 Step::Counted
             }
+            None if full => Step::Full,
             _ => {
                 self.groups.insert(
                     key.clone(),
@@ -238,17 +385,67 @@ struct ResultLabel {
     result: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: &'static str,
+}
+
+/// Why a record made no Event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skip {
+    /// Its namespace is not one our webhooks select (or does not exist).
+    Unserved,
+    /// Its namespace spent its budget of lookups and new Events.
+    RateLimited,
+    /// Its ReplicaSet or Job owner does not exist in its namespace (or has another uid).
+    NoOwner,
+    /// [`MAX_GROUPS`] groups are open.
+    Full,
+}
+
+impl Skip {
+    fn as_str(self) -> &'static str {
+        match self {
+            Skip::Unserved => "unserved",
+            Skip::RateLimited => "rate_limited",
+            Skip::NoOwner => "no_owner",
+            Skip::Full => "full",
+        }
+    }
+}
+
+/// Counts the records that made no Event, by reason.
+#[derive(Debug, Clone, Default)]
+struct Skipped(Family<ReasonLabel, Counter>);
+
+impl Skipped {
+    fn count(&self, skip: Skip) {
+        self.0
+            .get_or_create(&ReasonLabel {
+                reason: skip.as_str(),
+            })
+            .inc();
+    }
+}
+
 /// The handler's side: cheap, never blocks.
 #[derive(Debug, Clone)]
 pub struct EventSink {
     queue: mpsc::Sender<Admitted>,
+    scope: Scope,
     dropped: Counter,
+    skipped: Skipped,
     written: Family<ResultLabel, Counter>,
 }
 
 impl EventSink {
-    /// Hands a record to the writer; a full queue drops it (counted).
+    /// Hands a record to the writer if its namespace is one the webhook serves; a full queue
+    /// drops it (counted).
     pub fn observe(&self, record: Admitted) {
+        if !self.scope.serves(&record.namespace) {
+            self.skipped.count(Skip::Unserved);
+            return;
+        }
         if self.queue.try_send(record).is_err() {
             self.dropped.inc();
         }
@@ -266,15 +463,23 @@ impl EventSink {
             "Events created or updated (series count), by result.",
             self.written.clone(),
         );
+        registry.register(
+            "sidecar_injector_events_skipped",
+            "Admission records that made no Event, by reason (unserved: a namespace no webhook of ours selects; rate_limited: the namespace's budget of lookups and new Events is spent; no_owner: the owner named does not exist there; full: too many open groups).",
+            self.skipped.0.clone(),
+        );
     }
 }
 
-/// Starts the writer; `identity` is the reporting instance (the pod name).
-pub fn spawn(client: Client, identity: String) -> EventSink {
+/// Starts the writer; `identity` is the reporting instance (the pod name); `scope` says which
+/// namespaces the webhook serves (filled by cluster mode's watches).
+pub fn spawn(client: Client, identity: String, scope: Scope) -> EventSink {
     let (tx, rx) = mpsc::channel(1024);
     let sink = EventSink {
         queue: tx,
+        scope,
         dropped: Counter::default(),
+        skipped: Skipped::default(),
         written: Family::default(),
     };
     let writer = Writer {
@@ -282,7 +487,9 @@ pub fn spawn(client: Client, identity: String) -> EventSink {
         identity,
         owners: HashMap::new(),
         aggregator: Aggregator::default(),
+        budget: NamespaceBudget::new(NAMESPACE_BURST, NAMESPACE_REFILL),
         written: sink.written.clone(),
+        skipped: sink.skipped.clone(),
     };
     tokio::spawn(writer.run(rx));
     sink
@@ -291,13 +498,22 @@ pub fn spawn(client: Client, identity: String) -> EventSink {
 const WINDOW: Duration = Duration::from_secs(600);
 const FLUSH: Duration = Duration::from_secs(5);
 const OWNER_TTL: Duration = Duration::from_secs(300);
+/// Owners kept in the lookup cache at once.
+const MAX_OWNERS: usize = 4096;
+/// Owner lookups and new Events one namespace may cause at once (a rollout of a hundred distinct
+/// bare pods or Jobs)…
+const NAMESPACE_BURST: u32 = 100;
+/// …then one more every this long.
+const NAMESPACE_REFILL: Duration = Duration::from_secs(1);
 
 struct Writer {
     client: Client,
     identity: String,
     owners: HashMap<(String, WorkloadRef), (WorkloadRef, Instant)>,
     aggregator: Aggregator,
+    budget: NamespaceBudget,
     written: Family<ResultLabel, Counter>,
+    skipped: Skipped,
 }
 
 impl Writer {
@@ -319,7 +535,13 @@ impl Writer {
             return;
         };
         let workload = match &record.owner {
-            Some(owner) => self.resolve(&record.namespace, owner).await,
+            Some(owner) => match self.resolve(&record.namespace, owner).await {
+                Ok(workload) => workload,
+                Err(skip) => {
+                    self.skipped.count(skip);
+                    return;
+                }
+            },
             None => WorkloadRef {
                 api_version: "v1".into(),
                 kind: "Pod".into(),
@@ -332,8 +554,18 @@ impl Writer {
             workload: workload.clone(),
             reason,
         };
-        if self.aggregator.record(&key, Instant::now(), WINDOW) == Step::Counted {
+        let now = Instant::now();
+        if !self.aggregator.is_open(&key, now, WINDOW) && !self.budget.take(&record.namespace, now) {
+            self.skipped.count(Skip::RateLimited);
             return;
+        }
+        match self.aggregator.record(&key, now, WINDOW) {
+            Step::Create => {}
+            Step::Counted => return,
+            Step::Full => {
+                self.skipped.count(Skip::Full);
+                return;
+            }
         }
         let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
         let name = format!(
@@ -396,6 +628,7 @@ impl Writer {
         }
         self.aggregator.expire(Instant::now(), WINDOW);
         self.owners.retain(|_, (_, at)| at.elapsed() < OWNER_TTL);
+        self.budget.forget_refilled(Instant::now());
     }
 
     fn count(&self, ok: bool) {
@@ -406,30 +639,38 @@ impl Writer {
             .inc();
     }
 
-    /// A ReplicaSet's Deployment, a Job's CronJob (one API read, cached); anything else as is.
-    async fn resolve(&mut self, namespace: &str, owner: &WorkloadRef) -> WorkloadRef {
+    /// A ReplicaSet's Deployment, a Job's CronJob (one API read, cached, from the namespace's
+    /// budget); anything else as is. A ReplicaSet or Job that is not there, or has another uid
+    /// than the pod names, is [`Skip::NoOwner`]; one that cannot be read (the API server
+    /// unreachable) is taken as named.
+    async fn resolve(&mut self, namespace: &str, owner: &WorkloadRef) -> Result<WorkloadRef, Skip> {
         let cache_key = (namespace.to_owned(), owner.clone());
         if let Some((resolved, _)) = self.owners.get(&cache_key) {
-            return resolved.clone();
+            return Ok(resolved.clone());
         }
-        let parents = match owner.kind.as_str() {
-            "ReplicaSet" if owner.api_version == "apps/v1" => {
-                Api::<ReplicaSet>::namespaced(self.client.clone(), namespace)
-                    .get_opt(&owner.name)
+        let looked_up = match owner.kind.as_str() {
+            "ReplicaSet" if owner.api_version == "apps/v1" => Some(
+                self.look_up::<ReplicaSet>(namespace, &owner.name)
                     .await
-                    .ok()
-                    .flatten()
-                    .and_then(|rs| rs.metadata.owner_references)
-            }
-            "Job" if owner.api_version == "batch/v1" => {
-                Api::<Job>::namespaced(self.client.clone(), namespace)
-                    .get_opt(&owner.name)
+                    .map(|found| found.map(|rs| rs.metadata)),
+            ),
+            "Job" if owner.api_version == "batch/v1" => Some(
+                self.look_up::<Job>(namespace, &owner.name)
                     .await
-                    .ok()
-                    .flatten()
-                    .and_then(|job| job.metadata.owner_references)
-            }
+                    .map(|found| found.map(|job| job.metadata)),
+            ),
             _ => None,
+        };
+        let parents = match looked_up {
+            None => None,
+            Some(Err(skip)) => return Err(skip),
+            Some(Ok(None)) => None,
+            Some(Ok(Some(meta))) => {
+                if owner.uid.is_some() && meta.uid != owner.uid {
+                    return Err(Skip::NoOwner);
+                }
+                meta.owner_references
+            }
         };
         let resolved = parents
             .and_then(|refs| refs.into_iter().find(|r| r.controller == Some(true)))
@@ -442,8 +683,36 @@ impl Writer {
                     uid: Some(r.uid),
                 },
             );
-        self.owners.insert(cache_key, (resolved.clone(), Instant::now()));
-        resolved
+        if self.owners.len() < MAX_OWNERS {
+            self.owners.insert(cache_key, (resolved.clone(), Instant::now()));
+        }
+        Ok(resolved)
+    }
+
+    /// Reads a namespaced object, from the namespace's budget: `Ok(None)` when it cannot be
+    /// read (taken as named), [`Skip::NoOwner`] when it does not exist.
+    async fn look_up<K>(&mut self, namespace: &str, name: &str) -> Result<Option<K>, Skip>
+    where
+        K: kube::Resource<Scope = kube::core::NamespaceResourceScope>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+        K::DynamicType: Default,
+    {
+        if !self.budget.take(namespace, Instant::now()) {
+            return Err(Skip::RateLimited);
+        }
+        match Api::<K>::namespaced(self.client.clone(), namespace)
+            .get_opt(name)
+            .await
+        {
+            Ok(Some(object)) => Ok(Some(object)),
+            Ok(None) => Err(Skip::NoOwner),
+            Err(error) => {
+                tracing::debug!(%error, %namespace, %name, "cannot read the owner of a pod; taking it as named");
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -507,7 +776,7 @@ mod tests {
     fn records_and_descriptions() {
         let pod = json!({"metadata": {"generateName": "web-5d8f9-", "ownerReferences": [
             {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f9", "uid": "u1", "controller": true}]}});
-        let r = Admitted::from_pod(&pod, "shop", Outcome::Injected);
+        let r = Admitted::from_pod(&pod, "shop", Outcome::Injected).expect("a record");
         assert_eq!(r.pod, "web-5d8f9-");
         assert_eq!(r.namespace, "shop");
         assert_eq!(r.owner.as_ref().map(|o| o.kind.as_str()), Some("ReplicaSet"));
@@ -523,5 +792,125 @@ mod tests {
             Some("Warning")
         );
         assert_eq!(truncate("héllo", 2), "h");
+        let elsewhere = json!({"metadata": {"name": "p", "namespace": "kube-system"}});
+        assert_eq!(
+            Admitted::from_pod(&elsewhere, "shop", Outcome::Injected),
+            None,
+            "a pod naming another namespace than its review makes no record"
+        );
+        let same = json!({"metadata": {"name": "p", "namespace": "shop"}});
+        assert!(Admitted::from_pod(&same, "shop", Outcome::Injected).is_some());
+    }
+
+    fn mwc(selectors: &[Value]) -> MutatingWebhookConfiguration {
+        let webhooks: Vec<Value> = selectors
+            .iter()
+            .enumerate()
+            .map(|(i, selector)| {
+                let mut w = json!({"name": format!("w{i}.example.com"),
+                    "clientConfig": {"url": "https://127.0.0.1:1/inject"},
+                    "admissionReviewVersions": ["v1"], "sideEffects": "None"});
+                if !selector.is_null() {
+                    w["namespaceSelector"] = selector.clone();
+                }
+                w
+            })
+            .collect();
+        serde_json::from_value(json!({"metadata": {"name": "istio-sidecar-injector"}, "webhooks": webhooks}))
+            .expect("mwc")
+    }
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn only_namespaces_a_webhook_selects_are_served() {
+        let scope = Scope::default();
+        let namespaces = HashMap::from([
+            ("shop".to_owned(), labels(&[("istio-injection", "enabled")])),
+            ("canary".to_owned(), labels(&[("istio.io/rev", "canary")])),
+            ("kube-system".to_owned(), labels(&[])),
+        ]);
+        scope.set_namespaces(namespaces.clone());
+        assert!(!scope.serves("shop"), "nothing until our webhooks are listed");
+        // Istio's two webhooks: by namespace label, and by the pod's label where the namespace
+        // says nothing (its objectSelector is the pod's, not looked at here).
+        scope.set_webhooks(&[mwc(&[
+            json!({"matchExpressions": [{"key": "istio-injection", "operator": "In", "values": ["enabled"]}]}),
+            json!({"matchExpressions": [
+                {"key": "istio-injection", "operator": "DoesNotExist"},
+                {"key": "istio.io/rev", "operator": "DoesNotExist"}]}),
+        ])]);
+        assert!(scope.serves("shop"));
+        assert!(scope.serves("kube-system"), "selected by the second webhook");
+        assert!(!scope.serves("canary"), "another revision's namespace");
+        assert!(!scope.serves("nowhere"), "a namespace that does not exist");
+        scope.set_webhooks(&[mwc(&[json!({"matchLabels": {"istio-injection": "enabled"}})])]);
+        assert!(!scope.serves("kube-system"));
+        scope.set_webhooks(&[mwc(&[Value::Null])]);
+        assert!(scope.serves("canary"), "no namespaceSelector: every namespace");
+        assert!(!scope.serves("nowhere"));
+        scope.set_webhooks(&[]);
+        assert!(!scope.serves("shop"), "no webhook of ours: nothing");
+        scope.set_webhooks(&[mwc(&[
+            json!({"matchExpressions": [{"key": "x", "operator": "Sideways"}]}),
+        ])]);
+        assert!(
+            !scope.serves("shop"),
+            "a selector that does not parse selects nothing"
+        );
+    }
+
+    #[test]
+    fn each_namespace_has_a_budget_of_new_work() {
+        let mut budget = NamespaceBudget::new(3, Duration::from_secs(1));
+        let start = Instant::now();
+        assert!((0..3).all(|_| budget.take("shop", start)), "the burst");
+        assert!(!budget.take("shop", start), "spent");
+        assert!(budget.take("other", start), "another namespace has its own");
+        assert!(!budget.take("shop", start + Duration::from_millis(900)));
+        assert!(
+            budget.take("shop", start + Duration::from_millis(1900)),
+            "one a second"
+        );
+        assert!(!budget.take("shop", start + Duration::from_millis(1950)));
+        budget.forget_refilled(start + Duration::from_secs(2));
+        assert_eq!(
+            budget.buckets.keys().collect::<Vec<_>>(),
+            ["shop"],
+            "the other is whole again, shop not yet"
+        );
+        budget.forget_refilled(start + Duration::from_secs(10));
+        assert!(budget.buckets.is_empty(), "whole again: forgotten");
+    }
+
+    #[test]
+    fn the_groups_kept_at_once_are_capped() {
+        let mut a = Aggregator::default();
+        let now = Instant::now();
+        let w = Duration::from_secs(600);
+        for i in 0..MAX_GROUPS {
+            assert_eq!(
+                a.record(&key(&format!("w{i}"), "SidecarInjected"), now, w),
+                Step::Create
+            );
+        }
+        assert_eq!(a.record(&key("one-more", "SidecarInjected"), now, w), Step::Full);
+        assert_eq!(
+            a.record(&key("w0", "SidecarInjected"), now, w),
+            Step::Counted,
+            "an open group still counts"
+        );
+        assert!(a.is_open(&key("w0", "SidecarInjected"), now, w));
+        assert!(!a.is_open(&key("one-more", "SidecarInjected"), now, w));
+        a.expire(now + w, w);
+        assert_eq!(
+            a.record(&key("one-more", "SidecarInjected"), now + w, w),
+            Step::Create
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Secret};
 use kube::runtime::watcher;
 use kube::{Api, Client};
 use kube_lease_manager::LeaseManagerBuilder;
@@ -17,7 +17,7 @@ use injector_server::{CertStore, ConfigStore, Extension};
 
 use crate::certificates::{CertificateMode, Observed, Reconciler};
 use crate::configmaps::{ConfigMapNames, config_files};
-use crate::events::EventSink;
+use crate::events::{EventSink, Scope};
 use crate::nodes::NodeVersions;
 use crate::probe::ProbeOptions;
 use crate::probe::metrics::ProbeMetrics;
@@ -106,9 +106,14 @@ impl Cluster {
         native: Arc<AtomicBool>,
     ) -> Cluster {
         let shared = Shared::default();
-        let events = options
-            .events
-            .then(|| crate::events::spawn(client.clone(), options.identity.clone()));
+        let endpoint = InjectorEndpoint::new(&options.namespace, &options.service_name, &options.extra_names);
+        let webhooks = watch_webhooks(client.clone(), options.webhooks.clone(), endpoint, shared.clone());
+        let events = options.events.then(|| {
+            let scope = Scope::default();
+            follow_webhooks_in(webhooks.clone(), scope.clone());
+            watch_namespaces(client.clone(), scope.clone());
+            crate::events::spawn(client.clone(), options.identity.clone(), scope)
+        });
         shared.update(|s| {
             s.identity = options.identity.clone();
             s.secret = format!("{}/{}", options.namespace, options.certificates.secret());
@@ -135,8 +140,6 @@ impl Cluster {
             metrics
         });
         let secret = watch_secret(client.clone(), &options);
-        let endpoint = InjectorEndpoint::new(&options.namespace, &options.service_name, &options.extra_names);
-        let webhooks = watch_webhooks(client.clone(), options.webhooks.clone(), endpoint, shared.clone());
         let reconciler = Reconciler::new(
             client,
             &options.namespace,
@@ -302,6 +305,43 @@ fn report_foreign(shared: &Shared, foreign: &[crate::webhooks::ForeignWebhook], 
     }
     let foreign = foreign.to_vec();
     shared.update(|s| s.foreign_webhooks = foreign);
+}
+
+/// Events: keeps `scope`'s webhooks (their `namespaceSelector`s) those of ours last seen.
+fn follow_webhooks_in(
+    mut webhooks: channel::Receiver<Option<Vec<MutatingWebhookConfiguration>>>,
+    scope: Scope,
+) {
+    tokio::spawn(async move {
+        loop {
+            if let Some(ours) = webhooks.borrow_and_update().as_deref() {
+                scope.set_webhooks(ours);
+            }
+            if webhooks.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Events: follows the namespaces and their labels (`list`, `watch`), so that a review naming a
+/// namespace no webhook of ours selects makes no Event. Until they are first listed (the
+/// permission missing, say), no Event is written.
+fn watch_namespaces(client: Client, scope: Scope) {
+    watch::spawn(
+        Api::<Namespace>::all(client),
+        watcher::Config::default(),
+        "Namespaces".into(),
+        move |objects| {
+            scope.set_namespaces(
+                objects
+                    .iter()
+                    .map(|(name, ns)| (name.clone(), ns.metadata.labels.clone().unwrap_or_default()))
+                    .collect(),
+            );
+        },
+        |error| tracing::warn!(%error, "Events are written only for the namespaces last listed (needs list and watch on namespaces)"),
+    );
 }
 
 /// Elects one replica with a Lease (kube-lease-manager: server-side apply, our field

@@ -351,11 +351,14 @@ impl<I: Injector> Server<I> {
             // hyper's timer runs from the end of one request to the head of the next, so it is
             // the idle bound of a keep-alive connection; slow heads are cut by `ConnTask`.
             .header_read_timeout(options.idle_timeout)
-            .keep_alive(true);
+            .keep_alive(true)
+            .max_buf_size(H1_READ_BUFFER);
         builder
             .http2()
             .timer(TokioTimer::new())
             .max_concurrent_streams(options.max_concurrent_streams)
+            .initial_connection_window_size(H2_CONNECTION_WINDOW)
+            .initial_stream_window_size(H2_STREAM_WINDOW)
             .keep_alive_interval(Duration::from_secs(30))
             .keep_alive_timeout(Duration::from_secs(20));
         let builder = Arc::new(builder);
@@ -423,6 +426,17 @@ impl<I: Injector> Server<I> {
         Ok(())
     }
 }
+
+/// The most an HTTP/1.1 connection buffers of what it reads before the handler takes it (hyper's
+/// default is 400 KiB): bytes the memory budget does not see, so kept small per connection. A
+/// request head must fit in it (the API server's are well under 1 KiB).
+const H1_READ_BUFFER: usize = 64 << 10;
+
+/// The most an HTTP/2 client may send on one connection ahead of the handler (hyper's default:
+/// 1 MiB), and on one stream: bytes the memory budget does not see, so kept small. At LAN
+/// round-trip times the windows still carry hundreds of MB/s.
+const H2_CONNECTION_WINDOW: u32 = 256 << 10;
+const H2_STREAM_WINDOW: u32 = 128 << 10;
 
 /// One accepted TCP connection.
 struct ConnTask<I: Injector> {

@@ -194,7 +194,9 @@ impl injector_server::Injector for Engine {
             AdmissionOutcome::Skipped { reason } => EventOutcome::Skipped(reason.clone()),
             AdmissionOutcome::Denied { message } => EventOutcome::Denied(message.clone()),
         };
-        events.observe(Admitted::from_pod(&input.object, &input.namespace, outcome));
+        if let Some(record) = Admitted::from_pod(&input.object, &input.namespace, outcome) {
+            events.observe(record);
+        }
     }
 }
 
