@@ -453,7 +453,7 @@ print(len(items), max([(e.get("series") or {}).get("count", 1) for e in items] o
 check "Deployment web (3 replicas) and Deployment hostnet (hostNetwork: true, 1 replica)" bash -c "$(declare -f K deployment); DIR='$DIR'; deployment web 3 false && deployment hostnet 1 true"
 run "an Event SidecarInjected on Deployment web" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of web SidecarInjected | cut -d' ' -f1)\" = 1 ]"
 run "an Event SidecarInjectionSkipped on Deployment hostnet (host network)" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of hostnet SidecarInjectionSkipped | cut -d' ' -f1)\" = 1 ]"
-check "scale web to 40 replicas" K -n e2e-enabled scale deployment web --replicas=40
+check "scale web to 40 replicas" K -n e2e-events scale deployment web --replicas=40
 run "40 pods of web exist" poll 120 bash -c "[ \"\$('$DIR/kubectl' -n e2e-events get pods -l app=web -o name | wc -l)\" = 40 ]"
 run "still one Event for web, its count 40" poll "$WAIT" bash -c "$(declare -f K events_of); DIR='$DIR'; [ \"\$(events_of web SidecarInjected)\" = '1 40' ]"
 log "    events for web: $(events_of web SidecarInjected) (Events, series count)"
