@@ -93,14 +93,16 @@ pub(crate) async fn collect(
     mut pacer: Pacer,
     reservation: &mut Reservation,
 ) -> Result<Bytes, BodyError> {
-    let mut buf = BytesMut::new();
-    let mut single: Option<Bytes> = None;
+    // The frames as they came (each a slice of a small read buffer, so what is held is about what
+    // arrived), made one buffer of the exact size at the end.
+    let mut frames: Vec<Bytes> = Vec::new();
+    let mut total = 0usize;
     loop {
         let data = match next_data(&mut body, &pacer, bounds.deadline).await? {
             Some(data) => data,
             None => break,
         };
-        let total = buf.len() + single.as_ref().map_or(0, Bytes::len) + data.len();
+        total += data.len();
         if total > bounds.limit {
             return Err(BodyError::TooLarge(body));
         }
@@ -110,17 +112,22 @@ pub(crate) async fn collect(
         }
         pacer.paused(now.elapsed());
         pacer.arrived(data.len(), Instant::now());
-        // One frame (the usual case for a small body) is kept as is, without a copy.
-        match single.take() {
-            None if buf.is_empty() => single = Some(data),
-            Some(first) => {
-                buf.extend_from_slice(&first);
-                buf.extend_from_slice(&data);
-            }
-            None => buf.extend_from_slice(&data),
-        }
+        frames.push(data);
     }
-    Ok(single.unwrap_or_else(|| buf.freeze()))
+    Ok(joined(frames, total))
+}
+
+/// The frames of a body as one buffer: one frame (the usual case for a small body) as it is,
+/// without a copy.
+fn joined(mut frames: Vec<Bytes>, total: usize) -> Bytes {
+    if frames.len() <= 1 {
+        return frames.pop().unwrap_or_default();
+    }
+    let mut buf = BytesMut::with_capacity(total);
+    for frame in frames {
+        buf.extend_from_slice(&frame);
+    }
+    buf.freeze()
 }
 
 /// The next data of `body`, `None` at its end, within its pace and the deadline.
@@ -163,6 +170,19 @@ pub(crate) async fn drain(mut body: Incoming, max: usize, min_rate: usize, deadl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_are_joined_into_one_buffer_of_their_size() {
+        let one = Bytes::from_static(b"whole");
+        assert_eq!(
+            joined(vec![one.clone()], 5).as_ptr(),
+            one.as_ptr(),
+            "one frame: no copy"
+        );
+        let body = joined(vec![Bytes::from_static(b"ab"), Bytes::from_static(b"cde")], 5);
+        assert_eq!(&body[..], b"abcde");
+        assert!(joined(Vec::new(), 0).is_empty());
+    }
 
     #[test]
     fn each_window_of_body_is_due_within_a_window_of_the_last() {

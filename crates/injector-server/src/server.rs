@@ -428,9 +428,9 @@ impl<I: Injector> Server<I> {
 }
 
 /// The most an HTTP/1.1 connection buffers of what it reads before the handler takes it (hyper's
-/// default is 400 KiB): bytes the memory budget does not see, so kept small per connection. A
-/// request head must fit in it (the API server's are well under 1 KiB).
-const H1_READ_BUFFER: usize = 64 << 10;
+/// default is 400 KiB): bytes the memory budget does not see, so kept small per connection, about
+/// one TLS record. A request head must fit in it (the API server's are well under 1 KiB).
+const H1_READ_BUFFER: usize = 16 << 10;
 
 /// The most an HTTP/2 client may send on one connection ahead of the handler (hyper's default:
 /// 1 MiB), and on one stream: bytes the memory budget does not see, so kept small. At LAN

@@ -485,6 +485,9 @@ fn slow_streams(streams: usize) -> Attack {
     })
 }
 
+/// The statuses the near-limit admissions read, for the report.
+static NEAR_LIMIT_STATUSES: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+
 /// `n` admissions of 5.8 MB at once, each on its own connection, written whole before the answer
 /// is read (as curl does, the client most easily cut off by an early close): every client reads
 /// an HTTP status, `200` or `503` with `Retry-After`.
@@ -503,6 +506,9 @@ fn near_limit_bodies(n: usize) -> Attack {
                     .post_reading_head(&body)
                     .await
                     .unwrap_or_else(|e| panic!("a 5.8 MB admission read no HTTP status: {e}"));
+                if let Ok(mut statuses) = NEAR_LIMIT_STATUSES.lock() {
+                    statuses.push(status);
+                }
                 match status {
                     200 => {
                         let answer: Value = serde_json::from_slice(&answer).expect("a review");
@@ -712,7 +718,17 @@ async fn the_server_stays_available_under_attack() {
     let only = std::env::var("ABUSE_CASE").unwrap_or_default();
     for case in cases.iter().filter(|c| c.name.starts_with(&only)) {
         let figures = under_attack(&served, case, attackers.handle(), &report).await;
-        report.push(format!("{}: {figures}", case.name));
+        let statuses = NEAR_LIMIT_STATUSES
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        let read = if statuses.is_empty() {
+            String::new()
+        } else {
+            let ok = statuses.iter().filter(|s| **s == 200).count();
+            format!(" ({ok} answered 200, {} 503 + Retry-After)", statuses.len() - ok)
+        };
+        report.push(format!("{}: {figures}{read}", case.name));
         eprintln!("{}", report.last().map_or("", String::as_str));
     }
     attackers.shutdown_background();
