@@ -81,7 +81,7 @@ pub(crate) struct Bounds {
     pub limit: usize,
     /// The request's deadline.
     pub deadline: Instant,
-    /// How long to wait for memory, at most.
+    /// How long to wait for memory each time, at most (never past the deadline).
     pub memory_wait: Duration,
 }
 
@@ -107,7 +107,11 @@ pub(crate) async fn collect(
             return Err(BodyError::TooLarge(body));
         }
         let now = Instant::now();
-        if !budget.hold_read(reservation, total, bounds.memory_wait).await {
+        // The server's own wait: when it runs out, the answer is `503`, not the client's `408`.
+        let wait = bounds
+            .memory_wait
+            .min(bounds.deadline.saturating_duration_since(now));
+        if !budget.hold_read(reservation, total, wait).await {
             return Err(BodyError::BudgetSpent(body));
         }
         pacer.paused(now.elapsed());

@@ -397,7 +397,8 @@ mod tests {
         assert_eq!(table.metrics.peer_cap_refusals.get(), 1);
         let other = table.admit(OTHER).await.expect("another peer still gets in");
         // An idle connection of the peer makes room for its new one.
-        drop(requests.into_iter().next());
+        let mut requests = requests.into_iter();
+        drop(requests.next());
         let new = tokio::time::timeout(Duration::from_secs(2), table.admit(PEER))
             .await
             .expect("not waiting")
@@ -406,7 +407,7 @@ mod tests {
             .await
             .expect("the peer's idle connection is told to close");
         assert_eq!(table.metrics.peer_cap_hits.get(), 2);
-        drop((new, other, busy));
+        drop((new, other, busy, requests));
         assert_eq!(table.open(), 0);
     }
 

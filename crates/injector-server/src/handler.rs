@@ -476,7 +476,7 @@ async fn read_body<I: Injector>(
     let bounds = Bounds {
         limit: limits.body_limit,
         deadline,
-        memory_wait: queue_wait(limits, deadline),
+        memory_wait: limits.queue_timeout,
     };
     let pacer = Pacer::new(start, limits.min_body_rate);
     let mut reservation = shared.budget.empty();

@@ -494,7 +494,8 @@ static NEAR_LIMIT_STATUSES: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(V
 
 /// `n` admissions of 5.8 MB at once, each on its own connection, written whole before the answer
 /// is read (as curl does, the client most easily cut off by an early close): every client reads
-/// an HTTP status, `200` or `503` with `Retry-After`.
+/// an HTTP status: `200`, `503` with `Retry-After`, or, on a machine so loaded that a body did not
+/// arrive before the request's deadline, `408`.
 fn near_limit_bodies(n: usize) -> Attack {
     Box::new(move |s, attackers| {
         let body = Arc::new(review("big", pod_of_many_annotations("big", 33)));
@@ -521,6 +522,11 @@ fn near_limit_bodies(n: usize) -> Attack {
                     503 => assert!(
                         head.to_ascii_lowercase().contains("\r\nretry-after: 1"),
                         "a 503 says when to retry: {head}"
+                    ),
+                    408 => assert!(
+                        String::from_utf8_lossy(&answer).contains("before the request's deadline"),
+                        "{}",
+                        String::from_utf8_lossy(&answer)
                     ),
                     0 => panic!("a 5.8 MB admission read no HTTP status (the connection was cut)"),
                     other => panic!(
@@ -729,8 +735,13 @@ async fn the_server_stays_available_under_attack() {
         let read = if statuses.is_empty() {
             String::new()
         } else {
-            let ok = statuses.iter().filter(|s| **s == 200).count();
-            format!(" ({ok} answered 200, {} 503 + Retry-After)", statuses.len() - ok)
+            let count = |status: u16| statuses.iter().filter(|s| **s == status).count();
+            format!(
+                " ({} answered 200, {} 503 + Retry-After, {} 408 past the deadline)",
+                count(200),
+                count(503),
+                count(408)
+            )
         };
         report.push(format!("{}: {figures}{read}", case.name));
         eprintln!("{}", report.last().map_or("", String::as_str));
