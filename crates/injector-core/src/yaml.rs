@@ -54,6 +54,13 @@ impl RawDocument<'_> {
             );
             return Ok(value);
         }
+        // The value does not depend on where the document starts: parsed as it is first, so that
+        // a document deep in a long stream costs no more than one at its start.
+        if self.start_line > 1
+            && let Ok(value) = parse_with_serde_saphyr(self.text)
+        {
+            return Ok(value);
+        }
         // Leading blank lines keep the parser's line numbers (and its snippet) those of the stream.
         let padded = format!("{}{}", "\n".repeat(self.start_line.saturating_sub(1)), self.text);
         serde_saphyr::from_str_with_options::<Value>(&padded, yaml_11_options()).map_err(|error| YamlError {
