@@ -16,6 +16,7 @@ pub mod checks;
 pub mod events;
 pub mod read;
 pub mod report;
+pub mod slim;
 pub mod snapshot;
 pub mod webhooks;
 

@@ -14,7 +14,8 @@ pub struct Group<T> {
     pub shared: T,
     /// How many.
     pub count: usize,
-    /// Who, in the order seen.
+    /// Who, in the order seen (the first few only, when the report was asked to keep no more:
+    /// see [`Names`]).
     pub workloads: Vec<ObjectKey>,
 }
 
@@ -24,27 +25,82 @@ pub fn group_by<T, K: Eq + std::hash::Hash + Clone>(
     items: impl IntoIterator<Item = (ObjectKey, T)>,
     key: impl Fn(&T) -> K,
 ) -> Vec<Group<T>> {
-    let mut index = std::collections::HashMap::new();
-    let mut groups: Vec<Group<T>> = Vec::new();
+    let mut grouper = Grouper::new(Names::All);
     for (name, item) in items {
         let k = key(&item);
-        match index.get(&k) {
+        grouper.add(k, name, item);
+    }
+    grouper.finish()
+}
+
+/// How many names a group keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Names {
+    /// Every member's (the JSON report lists them all).
+    All,
+    /// The first N (a table shows that many): the group's memory no longer grows with its count.
+    First(usize),
+}
+
+impl Names {
+    fn keeps(self, kept: usize) -> bool {
+        match self {
+            Names::All => true,
+            Names::First(limit) => kept < limit,
+        }
+    }
+}
+
+/// Groups built one item at a time: memory bounded by the number of distinct keys (and the
+/// names kept), not by the number of items.
+#[derive(Debug, Clone)]
+pub struct Grouper<T, K> {
+    index: std::collections::HashMap<K, usize>,
+    groups: Vec<Group<T>>,
+    names: Names,
+}
+
+impl<T, K: Eq + std::hash::Hash> Grouper<T, K> {
+    /// No groups yet; each keeps `names`.
+    pub fn new(names: Names) -> Self {
+        Self {
+            index: std::collections::HashMap::new(),
+            groups: Vec::new(),
+            names,
+        }
+    }
+
+    /// Adds `item`, named `name`, to the group of `key` (a new group, holding `item`, when the
+    /// key is new).
+    pub fn add(&mut self, key: K, name: ObjectKey, item: T) {
+        match self.index.get(&key) {
             Some(&at) => {
-                let group: &mut Group<T> = &mut groups[at];
-                group.count += 1;
-                group.workloads.push(name);
+                if let Some(group) = self.groups.get_mut(at) {
+                    group.count += 1;
+                    if self.names.keeps(group.workloads.len()) {
+                        group.workloads.push(name);
+                    }
+                }
             }
             None => {
-                index.insert(k, groups.len());
-                groups.push(Group {
+                self.index.insert(key, self.groups.len());
+                self.groups.push(Group {
                     shared: item,
                     count: 1,
-                    workloads: vec![name],
+                    workloads: if self.names.keeps(0) {
+                        vec![name]
+                    } else {
+                        Vec::new()
+                    },
                 });
             }
         }
     }
-    groups
+
+    /// The groups, in the order their keys were first seen.
+    pub fn finish(self) -> Vec<Group<T>> {
+        self.groups
+    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,16 @@
 //! grouped by the owner a restart acts on (a ReplicaSet's Deployment, a Job's CronJob), with
 //! the command that restarts it.
 
-use std::collections::BTreeMap;
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+};
 
 use injector_core::workload;
-use injector_engine::{post::status::STATUS_ANNOTATION, prepare::owner::owner_of as istio_owner_of};
+use injector_engine::{
+    post::status::STATUS_ANNOTATION,
+    prepare::owner::{Owner, owner_of as istio_owner_of},
+};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -131,46 +137,147 @@ impl Report {
 
 /// Compares every injected pod of `snapshot` with what `current` injects today.
 pub fn outdated(snapshot: &Snapshot, cluster: Cluster<'_>, current: Side<'_>) -> Report {
-    let injected: Vec<&Value> = snapshot
-        .pods
-        .iter()
-        .filter(|pod| status_of(pod).is_some())
-        .collect();
-    let results: Vec<(ObjectKey, String, Option<Staleness>)> = injected
-        .par_iter()
-        .map(|pod| {
-            let owner = restart_owner(snapshot, pod);
-            let name = ObjectKey::of(pod).name;
-            (owner, name, staleness(snapshot, pod, cluster, current))
-        })
-        .collect();
-    let mut owners: BTreeMap<ObjectKey, Vec<StalePod>> = BTreeMap::new();
-    let mut up_to_date = 0;
-    for (owner, pod, staleness) in results {
-        match staleness {
-            None => up_to_date += 1,
-            Some(staleness) => owners.entry(owner).or_default().push(StalePod { pod, staleness }),
+    let mut inventory = Inventory::new(&snapshot.controllers, cluster, current);
+    inventory.add(&snapshot.pods);
+    inventory.finish()
+}
+
+/// Renders kept for the pods still to come: those of the controllers seen last (pods arrive
+/// sorted by namespace and name, so a controller's pods mostly come together).
+const KEPT_RENDERS: usize = 128;
+
+/// A template source shared by pods: the controller, and the owner Istio names (kind, name).
+type SourceKey = (ObjectKey, String, String);
+
+/// The inventory built batch by batch, as the pods are read: it holds the stale pods (name and
+/// difference) and counts, not the pods. Pods with the same template source (a ReplicaSet's
+/// replicas) are compared with one rendering of it.
+pub struct Inventory<'a> {
+    controllers: &'a BTreeMap<ObjectKey, Value>,
+    cluster: Cluster<'a>,
+    current: Side<'a>,
+    pods: usize,
+    injected: usize,
+    up_to_date: usize,
+    owners: BTreeMap<ObjectKey, Vec<StalePod>>,
+    /// What `current` injects for a controller's template, under the owner Istio names.
+    renders: HashMap<SourceKey, Arc<Rendering>>,
+}
+
+impl<'a> Inventory<'a> {
+    /// An empty inventory. `controllers`: the objects pods may name as their controller (those
+    /// the pods to come name, at least), by key.
+    pub fn new(controllers: &'a BTreeMap<ObjectKey, Value>, cluster: Cluster<'a>, current: Side<'a>) -> Self {
+        Self {
+            controllers,
+            cluster,
+            current,
+            pods: 0,
+            injected: 0,
+            up_to_date: 0,
+            owners: BTreeMap::new(),
+            renders: HashMap::new(),
         }
     }
-    let owners = owners
-        .into_iter()
-        .map(|(owner, mut pods)| {
-            pods.sort_by(|a, b| a.pod.cmp(&b.pod));
-            OwnerReport {
-                image_only: pods
-                    .iter()
-                    .all(|p| matches!(p.staleness, Staleness::Image { .. })),
-                remedy: remedy(&owner, &pods),
-                owner,
-                pods,
+
+    /// Compares the injected ones of `pods`, in parallel, and adds them.
+    pub fn add(&mut self, pods: &[Value]) {
+        self.pods += pods.len();
+        let injected: Vec<(&Value, Option<(SourceKey, Owner)>)> = pods
+            .iter()
+            .filter(|pod| status_of(pod).is_some())
+            .map(|pod| (pod, self.shared_source(pod)))
+            .collect();
+        self.injected += injected.len();
+        if self.renders.len() > KEPT_RENDERS {
+            self.renders.clear();
+        }
+        let mut missing: Vec<&(SourceKey, Owner)> = injected
+            .iter()
+            .filter_map(|(_, source)| source.as_ref())
+            .filter(|(key, _)| !self.renders.contains_key(key))
+            .collect();
+        missing.sort_by(|a, b| a.0.cmp(&b.0));
+        missing.dedup_by(|a, b| a.0 == b.0);
+        let (controllers, cluster, current) = (self.controllers, self.cluster, self.current);
+        let rendered: Vec<(SourceKey, Arc<Rendering>)> = missing
+            .par_iter()
+            .filter_map(|(key, owner)| {
+                let source = controller_workload(controllers, &key.0)?;
+                let rendering = render_as(&source, owner.clone(), cluster, current);
+                Some((key.clone(), Arc::new(rendering)))
+            })
+            .collect();
+        self.renders.extend(rendered);
+        let renders = &self.renders;
+        let results: Vec<(ObjectKey, String, Option<Staleness>)> = injected
+            .par_iter()
+            .map(|(pod, source)| {
+                let owner = restart_owner_in(controllers, pod);
+                let name = ObjectKey::of(pod).name;
+                let staleness = match source.as_ref().and_then(|(key, _)| renders.get(key)) {
+                    Some(rendering) => staleness_against(pod, rendering),
+                    None => {
+                        let source = template_source(controllers, pod);
+                        let rendering = render_as(&source, istio_owner_of(pod), cluster, current);
+                        staleness_against(pod, &rendering)
+                    }
+                };
+                (owner, name, staleness)
+            })
+            .collect();
+        for (owner, pod, staleness) in results {
+            match staleness {
+                None => self.up_to_date += 1,
+                Some(staleness) => self
+                    .owners
+                    .entry(owner)
+                    .or_default()
+                    .push(StalePod { pod, staleness }),
             }
-        })
-        .collect();
-    Report {
-        pods: snapshot.pods.len(),
-        injected: injected.len(),
-        up_to_date,
-        owners,
+        }
+    }
+
+    /// The template source a pod shares with its siblings: its controller, when known.
+    fn shared_source(&self, pod: &Value) -> Option<(SourceKey, Owner)> {
+        let namespace = ObjectKey::of(pod).namespace;
+        let (kind, name) = controller_of(pod)?;
+        let key = ObjectKey::new(&kind, &namespace, &name);
+        if !self.controllers.contains_key(&key) {
+            return None;
+        }
+        let owner = istio_owner_of(pod);
+        Some(((key, owner.kind.clone(), owner.name.clone()), owner))
+    }
+
+    /// How many pods were looked at so far.
+    pub fn looked_at(&self) -> usize {
+        self.pods
+    }
+
+    /// The report: owners by namespace, kind and name, their pods by name.
+    pub fn finish(self) -> Report {
+        let owners = self
+            .owners
+            .into_iter()
+            .map(|(owner, mut pods)| {
+                pods.sort_by(|a, b| a.pod.cmp(&b.pod));
+                OwnerReport {
+                    image_only: pods
+                        .iter()
+                        .all(|p| matches!(p.staleness, Staleness::Image { .. })),
+                    remedy: remedy(&owner, &pods),
+                    owner,
+                    pods,
+                }
+            })
+            .collect();
+        Report {
+            pods: self.pods,
+            injected: self.injected,
+            up_to_date: self.up_to_date,
+            owners,
+        }
     }
 }
 
@@ -181,14 +288,23 @@ pub fn staleness(
     cluster: Cluster<'_>,
     current: Side<'_>,
 ) -> Option<Staleness> {
-    let source = template_source(snapshot, pod);
+    let source = template_source(&snapshot.controllers, pod);
     let rendering = render_as(&source, istio_owner_of(pod), cluster, current);
+    staleness_against(pod, &rendering)
+}
+
+/// How `pod` differs from `rendering`, what the current configuration does for its template.
+fn staleness_against(pod: &Value, rendering: &Rendering) -> Option<Staleness> {
     let expected = match rendering {
         Rendering::Injected(expected) => expected,
-        Rendering::NotInjected(reason) => return Some(Staleness::NoLongerInjected { reason }),
-        Rendering::Failed(error) => return Some(Staleness::CannotInject { error }),
+        Rendering::NotInjected(reason) => {
+            return Some(Staleness::NoLongerInjected {
+                reason: reason.clone(),
+            });
+        }
+        Rendering::Failed(error) => return Some(Staleness::CannotInject { error: error.clone() }),
     };
-    let diff = compare(pod, &expected);
+    let diff = compare(pod, expected);
     if diff.is_empty() {
         None
     } else if diff.is_image_only() {
@@ -285,25 +401,28 @@ fn status_pointer() -> String {
 }
 
 /// The pod's status annotation, parsed; `None` when it was not injected.
-fn status_of(pod: &Value) -> Option<Value> {
+pub fn status_of(pod: &Value) -> Option<Value> {
     let text = pod.pointer(&status_pointer())?.as_str()?;
     Some(serde_json::from_str(text).unwrap_or(Value::Object(Map::new())))
 }
 
+/// A controller as the workload whose template its pods were created from.
+fn controller_workload(controllers: &BTreeMap<ObjectKey, Value>, key: &ObjectKey) -> Option<Workload> {
+    let object = controllers.get(key)?;
+    let template = workload::pod_template(object).ok().flatten()?;
+    Some(Workload {
+        key: key.clone(),
+        object: object.clone(),
+        template,
+    })
+}
+
 /// The workload whose template the pod was created from: its controller when the snapshot has
 /// it, else the pod itself.
-fn template_source(snapshot: &Snapshot, pod: &Value) -> Workload {
+fn template_source(controllers: &BTreeMap<ObjectKey, Value>, pod: &Value) -> Workload {
     let namespace = ObjectKey::of(pod).namespace;
-    let from_controller = controller_of(pod).and_then(|(kind, name)| {
-        let key = ObjectKey::new(&kind, &namespace, &name);
-        let object = snapshot.controllers.get(&key)?;
-        let template = workload::pod_template(object).ok().flatten()?;
-        Some(Workload {
-            key,
-            object: object.clone(),
-            template,
-        })
-    });
+    let from_controller = controller_of(pod)
+        .and_then(|(kind, name)| controller_workload(controllers, &ObjectKey::new(&kind, &namespace, &name)));
     from_controller.unwrap_or_else(|| {
         let mut object = pod.clone();
         if object.get("kind").is_none() {
@@ -333,15 +452,20 @@ fn template_source(snapshot: &Snapshot, pod: &Value) -> Workload {
 /// The owner a restart acts on: a ReplicaSet's Deployment, a Job's CronJob, else the
 /// controller, else the pod itself.
 pub fn restart_owner(snapshot: &Snapshot, pod: &Value) -> ObjectKey {
+    restart_owner_in(&snapshot.controllers, pod)
+}
+
+/// [`restart_owner`], the controllers given.
+pub fn restart_owner_in(controllers: &BTreeMap<ObjectKey, Value>, pod: &Value) -> ObjectKey {
     let namespace = ObjectKey::of(pod).namespace;
     let Some((kind, name)) = controller_of(pod) else {
         return ObjectKey::of(pod);
     };
     let key = ObjectKey::new(&kind, &namespace, &name);
-    if let Some((parent_kind, parent_name)) = snapshot.controllers.get(&key).and_then(controller_of) {
+    if let Some((parent_kind, parent_name)) = controllers.get(&key).and_then(controller_of) {
         return ObjectKey::new(&parent_kind, &namespace, &parent_name);
     }
-    if matches!(kind.as_str(), "ReplicaSet" | "Job") && !snapshot.controllers.contains_key(&key) {
+    if matches!(kind.as_str(), "ReplicaSet" | "Job") && !controllers.contains_key(&key) {
         // Not in the snapshot: Istio's naming heuristic (pod-template-hash, CronJob suffix).
         let guessed = istio_owner_of(pod);
         return ObjectKey::new(&guessed.kind, &namespace, &guessed.name);

@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::{
-    grouping::{Group, group_by},
+    grouping::{Group, Grouper, Names},
     pod_diff::{PodDiff, diff_pods},
     pod_of::{namespace_of, owner_of, pod_of},
     pod_validation,
@@ -271,24 +271,78 @@ pub fn preview(
     current: Side<'_>,
     proposed: Side<'_>,
 ) -> Report {
-    let verdicts: Vec<(ObjectKey, Verdict)> = workloads
-        .par_iter()
-        .map(|workload| {
-            let before = render(workload, cluster, current);
-            let after = render(workload, cluster, proposed);
-            (workload.key.clone(), verdict(before, after))
-        })
-        .collect();
-    report(verdicts)
+    let mut previewer = Previewer::new(cluster, current, proposed, Names::All);
+    previewer.add(workloads);
+    previewer.finish()
 }
 
-/// Counts and groups verdicts.
-pub fn report(verdicts: Vec<(ObjectKey, Verdict)>) -> Report {
-    let mut counts = Counts {
-        workloads: verdicts.len(),
-        ..Counts::default()
-    };
-    for (_, verdict) in &verdicts {
+/// A preview built batch by batch, as the workloads are read: what it holds is the counts and
+/// one group per distinct verdict (with the names [`Names`] keeps), whatever the number of
+/// workloads.
+pub struct Previewer<'a> {
+    cluster: Cluster<'a>,
+    current: Side<'a>,
+    proposed: Side<'a>,
+    tally: Tally,
+}
+
+impl<'a> Previewer<'a> {
+    /// An empty preview of `current` against `proposed`; each group keeps `names`.
+    pub fn new(cluster: Cluster<'a>, current: Side<'a>, proposed: Side<'a>, names: Names) -> Self {
+        Self {
+            cluster,
+            current,
+            proposed,
+            tally: Tally::new(names),
+        }
+    }
+
+    /// Previews `workloads` in parallel (the engine is pure; each configuration's render cache
+    /// serves the workloads whose templates read the same) and adds their verdicts in order.
+    pub fn add(&mut self, workloads: &[Workload]) {
+        let (cluster, current, proposed) = (self.cluster, self.current, self.proposed);
+        let verdicts: Vec<(String, Verdict)> = workloads
+            .par_iter()
+            .map(|workload| {
+                let before = render(workload, cluster, current);
+                let after = render(workload, cluster, proposed);
+                let verdict = verdict(before, after);
+                (group_key(&verdict), verdict)
+            })
+            .collect();
+        for (workload, (key, verdict)) in workloads.iter().zip(verdicts) {
+            self.tally.add(key, workload.key.clone(), verdict);
+        }
+    }
+
+    /// How many workloads were previewed so far.
+    pub fn previewed(&self) -> usize {
+        self.tally.counts.workloads
+    }
+
+    /// The report.
+    pub fn finish(self) -> Report {
+        self.tally.finish()
+    }
+}
+
+/// Counts and groups of verdicts, added one at a time.
+struct Tally {
+    counts: Counts,
+    groups: Grouper<Verdict, String>,
+}
+
+impl Tally {
+    fn new(names: Names) -> Self {
+        Self {
+            counts: Counts::default(),
+            groups: Grouper::new(names),
+        }
+    }
+
+    fn add(&mut self, key: String, name: ObjectKey, verdict: Verdict) {
+        let counts = &mut self.counts;
+        counts.workloads += 1;
         let slot = match verdict {
             Verdict::Breaks { .. } | Verdict::Invalid { .. } => &mut counts.broken,
             Verdict::NoLongerInjected { .. } => &mut counts.no_longer_injected,
@@ -300,12 +354,32 @@ pub fn report(verdicts: Vec<(ObjectKey, Verdict)>) -> Report {
             Verdict::NotInjected { .. } => &mut counts.not_injected,
         };
         *slot += 1;
+        self.groups.add(key, name, verdict);
     }
-    let mut groups = group_by(verdicts, |verdict| {
-        serde_json::to_string(verdict).unwrap_or_default()
-    });
-    groups.sort_by_key(|group| group.shared.rank());
-    Report { counts, groups }
+
+    /// Groups ordered breakage first, in the order first seen within a verdict.
+    fn finish(self) -> Report {
+        let mut groups = self.groups.finish();
+        groups.sort_by_key(|group| group.shared.rank());
+        Report {
+            counts: self.counts,
+            groups,
+        }
+    }
+}
+
+/// What workloads in one group share: the verdict, diff and all.
+fn group_key(verdict: &Verdict) -> String {
+    serde_json::to_string(verdict).unwrap_or_default()
+}
+
+/// Counts and groups verdicts.
+pub fn report(verdicts: Vec<(ObjectKey, Verdict)>) -> Report {
+    let mut tally = Tally::new(Names::All);
+    for (name, verdict) in verdicts {
+        tally.add(group_key(&verdict), name, verdict);
+    }
+    tally.finish()
 }
 
 #[cfg(test)]

@@ -102,6 +102,64 @@ pub fn controller_of(object: &Value) -> Option<(String, String)> {
     Some((text("kind"), text("name")))
 }
 
+/// What one object is to `preview` and `outdated`.
+#[derive(Debug, Clone)]
+pub enum Sorted {
+    /// A Namespace: its labels.
+    Namespace(NamespaceFacts),
+    /// A PodDisruptionBudget.
+    DisruptionBudget(Value),
+    /// An object with a pod template: a Pod (bare or not), or a controller of pods or of other
+    /// controllers.
+    Templated {
+        /// Whether it is a workload (see the module's documentation).
+        workload: bool,
+        /// The object and its template.
+        object: Workload,
+    },
+    /// Anything else (not looked at).
+    Other,
+}
+
+impl Sorted {
+    /// Sorts one object (`place` names it in errors, e.g. `snapshot.yaml: document 1, item 7`).
+    /// An object that is a workload but whose pod template cannot be read is an error naming
+    /// it and the field.
+    pub fn of(place: &str, object: Value) -> Result<Self, String> {
+        let key = ObjectKey::of(&object);
+        match key.kind.as_str() {
+            "Namespace" => {
+                let facts =
+                    NamespaceFacts::from_object(&object).map_err(|e| format!("{place} ({key}): {e}"))?;
+                return Ok(Sorted::Namespace(facts));
+            }
+            "PodDisruptionBudget" => return Ok(Sorted::DisruptionBudget(object)),
+            _ => {}
+        }
+        let template = match workload::pod_template(&object) {
+            Ok(Some(template)) => template,
+            Ok(None) => return Ok(Sorted::Other),
+            Err(error) => return Err(format!("{place} ({key}): {error}")),
+        };
+        let controller = controller_of(&object);
+        let workload = match template.kind {
+            WorkloadKind::Pod | WorkloadKind::ReplicaSet | WorkloadKind::ReplicationController => {
+                controller.is_none()
+            }
+            WorkloadKind::Job => controller.is_none_or(|(kind, _)| kind != "CronJob"),
+            _ => true,
+        };
+        Ok(Sorted::Templated {
+            workload,
+            object: Workload {
+                key,
+                object,
+                template,
+            },
+        })
+    }
+}
+
 impl Snapshot {
     /// Sorts `objects` (`(place, object)`: the place names the object in errors, e.g.
     /// `snapshot.yaml: document 1, item 7`). An object that is a workload but whose pod template
@@ -109,44 +167,24 @@ impl Snapshot {
     pub fn from_objects(objects: impl IntoIterator<Item = (String, Value)>) -> Result<Self, String> {
         let mut snapshot = Snapshot::default();
         for (place, object) in objects {
-            let key = ObjectKey::of(&object);
-            match key.kind.as_str() {
-                "Namespace" => {
-                    let facts =
-                        NamespaceFacts::from_object(&object).map_err(|e| format!("{place} ({key}): {e}"))?;
+            match Sorted::of(&place, object)? {
+                Sorted::Namespace(facts) => {
                     snapshot.namespaces.insert(facts.name.clone(), facts);
-                    continue;
                 }
-                "PodDisruptionBudget" => {
-                    snapshot.disruption_budgets.push(object);
-                    continue;
+                Sorted::DisruptionBudget(object) => snapshot.disruption_budgets.push(object),
+                Sorted::Templated { workload, object } => {
+                    if object.template.kind == WorkloadKind::Pod {
+                        snapshot.pods.push(object.object.clone());
+                    } else {
+                        snapshot
+                            .controllers
+                            .insert(object.key.clone(), object.object.clone());
+                    }
+                    if workload {
+                        snapshot.workloads.push(object);
+                    }
                 }
-                _ => {}
-            }
-            let template = match workload::pod_template(&object) {
-                Ok(Some(template)) => template,
-                Ok(None) => continue,
-                Err(error) => return Err(format!("{place} ({key}): {error}")),
-            };
-            let controller = controller_of(&object);
-            let is_workload = match template.kind {
-                WorkloadKind::Pod | WorkloadKind::ReplicaSet | WorkloadKind::ReplicationController => {
-                    controller.is_none()
-                }
-                WorkloadKind::Job => controller.is_none_or(|(kind, _)| kind != "CronJob"),
-                _ => true,
-            };
-            if template.kind == WorkloadKind::Pod {
-                snapshot.pods.push(object.clone());
-            } else {
-                snapshot.controllers.insert(key.clone(), object.clone());
-            }
-            if is_workload {
-                snapshot.workloads.push(Workload {
-                    key,
-                    object,
-                    template,
-                });
+                Sorted::Other => {}
             }
         }
         Ok(snapshot)

@@ -21,7 +21,7 @@ use kube::{Client, Resource};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use crate::reads::{failure, get, list};
+use crate::reads::{failure, get, list, list_paged};
 
 /// What to gather besides the reads.
 #[derive(Debug, Clone)]
@@ -52,10 +52,11 @@ pub async fn gather(client: Result<Client, String>, options: GatherOptions) -> S
             );
         }
     };
-    let namespaces: Read<Vec<Namespace>> = list(
+    let namespaces: Read<Vec<Namespace>> = list_paged(
         &Api::all(client.clone()),
         &ListParams::default(),
         "list namespaces".into(),
+        |namespace| namespace,
     )
     .await;
     if let Err(failure) = &namespaces
@@ -101,16 +102,19 @@ pub async fn gather(client: Result<Client, String>, options: GatherOptions) -> S
             .collect()
     });
     workloads.insert("Job".to_owned(), jobs);
-    let pods: Read<Vec<Pod>> = list(
+    // Pods are the most numerous objects: each keeps only what the checks read.
+    let pods: Read<Vec<Pod>> = list_paged(
         &scoped(&client, focus.as_deref()),
         &ListParams::default(),
         attempted("list pods", focus.as_deref()),
+        injector_doctor::slim::pod,
     )
     .await;
-    let events: Read<Vec<Event>> = list(
+    let events: Read<Vec<Event>> = list_paged(
         &scoped(&client, focus.as_deref()),
         &ListParams::default().fields("reason=FailedCreate"),
         attempted("list events", focus.as_deref()),
+        |event| event,
     )
     .await;
 
@@ -245,7 +249,8 @@ async fn run_probe(client: &Client, namespace: &str) -> Probe {
     }
 }
 
-/// Lists one workload kind (all namespaces, or the focus) as JSON with `apiVersion` and `kind`.
+/// Lists one workload kind (all namespaces, or the focus) as JSON with `apiVersion` and `kind`,
+/// page by page, each object kept as the checks read it ([`injector_doctor::slim::workload`]).
 async fn workload_list<K>(client: &Client, focus: Option<&str>) -> Read<Vec<Value>>
 where
     K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
@@ -255,16 +260,18 @@ where
         + std::fmt::Debug,
 {
     let plural = K::plural(&()).into_owned();
-    let objects: Vec<K> = list(
+    let objects: Vec<Option<Value>> = list_paged(
         &scoped(client, focus),
         &ListParams::default(),
         attempted(&format!("list {plural}"), focus),
+        |object: K| {
+            serde_json::to_value(&object)
+                .ok()
+                .map(injector_doctor::slim::workload)
+        },
     )
     .await?;
-    Ok(objects
-        .iter()
-        .filter_map(|o| serde_json::to_value(o).ok())
-        .collect())
+    Ok(objects.into_iter().flatten().collect())
 }
 
 fn scoped<K>(client: &Client, focus: Option<&str>) -> Api<K>

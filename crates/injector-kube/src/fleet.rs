@@ -90,28 +90,68 @@ fn to_json(resource: &Resource, object: DynamicObject) -> Result<Value, String> 
     Ok(value)
 }
 
-/// Every object of `resource`, in every namespace, 500 a page.
+/// Objects asked for per page: what one page holds at most while it is decoded and worked on.
+pub const PAGE_SIZE: u32 = 250;
+
+/// Every object of `resource`, in every namespace, read page by page (without `status` and
+/// `metadata.managedFields`).
 pub async fn list(client: &Client, resource: &Resource) -> Result<Vec<Value>, String> {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource.api_resource());
     let mut objects = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let mut params = ListParams::default().limit(500);
-        if let Some(token) = &token {
-            params = params.continue_token(token);
-        }
-        let page = api
-            .list(&params)
-            .await
-            .map_err(|e| format!("listing {}: {e}", resource.plural))?;
-        token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
-        for item in page.items {
-            objects.push(to_json(resource, item)?);
-        }
+        let page = list_page(client, resource, token.as_deref()).await?;
+        objects.extend(page.objects);
+        token = page.next;
         if token.is_none() {
             return Ok(objects);
         }
     }
+}
+
+/// One page of a list.
+#[derive(Debug)]
+pub struct Page {
+    /// The objects, with `apiVersion` and `kind`, without `status` and
+    /// `metadata.managedFields` (never decoded: see [`crate::slim`]).
+    pub objects: Vec<Value>,
+    /// The token of the next page; `None` on the last.
+    pub next: Option<String>,
+    /// How many objects the API server says are left after this page, when it says.
+    pub remaining: Option<u64>,
+}
+
+/// The page of `resource` (every namespace) after `token` (`None`: the first), [`PAGE_SIZE`]
+/// objects at most.
+pub async fn list_page(client: &Client, resource: &Resource, token: Option<&str>) -> Result<Page, String> {
+    let mut params = ListParams::default().limit(PAGE_SIZE);
+    if let Some(token) = token {
+        params = params.continue_token(token);
+    }
+    let url = <DynamicObject as kube::Resource>::url_path(&resource.api_resource(), None);
+    let request = kube::core::Request::new(url)
+        .list(&params)
+        .map_err(|e| format!("listing {}: {e}", resource.plural))?;
+    let list: crate::slim::SlimList = client
+        .request(request)
+        .await
+        .map_err(|e| format!("listing {}: {e}", resource.plural))?;
+    let objects = list
+        .items
+        .into_iter()
+        .map(|crate::slim::SlimObject(mut map)| {
+            map.insert("apiVersion".to_owned(), resource.api_version().into());
+            map.insert("kind".to_owned(), resource.kind.into());
+            Value::Object(map)
+        })
+        .collect();
+    Ok(Page {
+        objects,
+        next: list.metadata.continue_.filter(|t| !t.is_empty()),
+        remaining: list
+            .metadata
+            .remaining_item_count
+            .and_then(|n| u64::try_from(n).ok()),
+    })
 }
 
 /// One namespaced object, `None` when it does not exist.

@@ -36,6 +36,7 @@ pub mod nodes;
 pub mod probe;
 pub mod reads;
 pub mod runtime;
+pub mod slim;
 pub mod status;
 mod watch;
 pub mod webhooks;

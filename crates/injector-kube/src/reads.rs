@@ -58,6 +58,37 @@ where
         .map_err(|e| failure(attempted, &e))
 }
 
+/// Lists `api` with `params` page by page ([`crate::fleet::PAGE_SIZE`] objects a page), keeping
+/// of each object what `keep` makes of it as the page arrives: a large cluster costs what is
+/// kept, not its whole list at once.
+pub async fn list_paged<K, T>(
+    api: &Api<K>,
+    params: &ListParams,
+    attempted: String,
+    mut keep: impl FnMut(K) -> T,
+) -> Read<Vec<T>>
+where
+    K: kube::Resource + Clone + DeserializeOwned + Debug,
+{
+    let mut kept = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut page_params = params.clone().limit(crate::fleet::PAGE_SIZE);
+        if let Some(token) = &token {
+            page_params = page_params.continue_token(token);
+        }
+        let page = api
+            .list(&page_params)
+            .await
+            .map_err(|e| failure(attempted.clone(), &e))?;
+        token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
+        kept.extend(page.items.into_iter().map(&mut keep));
+        if token.is_none() {
+            return Ok(kept);
+        }
+    }
+}
+
 /// Gets `name`; `None` when it does not exist.
 pub async fn get<K>(api: &Api<K>, name: &str, attempted: String) -> Read<Option<K>>
 where

@@ -4,6 +4,7 @@
 //! sees (given, the cluster's, or Istio's chart).
 
 use std::{
+    collections::{BTreeMap, BTreeSet},
     io::Write,
     path::{Path, PathBuf},
 };
@@ -12,14 +13,20 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use injector_core::{
     explain::{ConfigOrigin, Webhooks},
-    gate::WebhookConfiguration,
+    gate::{NamespaceFacts, WebhookConfiguration},
 };
 use injector_engine::{CompiledConfig, Options};
-use injector_fleet::snapshot::Snapshot;
+use injector_fleet::snapshot::Sorted;
 use injector_kube::fleet as live;
 use serde_json::Value;
 
-use super::{input, settings};
+use super::{
+    input,
+    object_stream::{self, Spooled},
+    output::Output,
+    progress::Progress,
+    settings,
+};
 
 /// Where the cluster's objects come from.
 #[derive(Debug, Clone, Args)]
@@ -182,21 +189,37 @@ pub fn carries_values(text: &str) -> bool {
     })
 }
 
-/// Everything read from the source.
+/// Where the objects come from.
+enum Objects {
+    /// `-f` files (standard input and pipes spooled), read item by item on each pass.
+    Files(Vec<Spooled>),
+    /// The cluster, read page by page on each pass.
+    Live(kube::Client),
+}
+
+/// Everything read before the objects, and where the objects are read from.
 pub struct Cluster {
-    /// The objects, sorted.
-    pub snapshot: Snapshot,
+    /// Namespaces by name, for their labels.
+    pub namespaces: BTreeMap<String, NamespaceFacts>,
     /// The webhook configurations (`None`: see `assume_called`).
     pub webhooks: Option<Vec<WebhookConfiguration>>,
     /// `--webhook none`: the injector is assumed to be called for every pod.
     pub assume_called: bool,
     /// The current configuration's texts.
     pub current: ConfigTexts,
-    /// Notes for the user (assumptions made).
-    pub notes: Vec<String>,
+    /// Notes for the user (assumptions made), before and after the namespaces note.
+    notes: (Vec<String>, Vec<String>),
     /// The live client, when live.
     pub client: Option<kube::Client>,
 }
+
+/// Where the objects are read from, pass by pass.
+pub struct Source {
+    objects: Objects,
+}
+
+/// Objects handed to the work at once: the most held besides what the work keeps.
+const BATCH: usize = 256;
 
 impl Cluster {
     /// The webhooks the decisions assume: those read or given, none at all with `--webhook none`
@@ -211,14 +234,100 @@ impl Cluster {
         }
     }
 
+    /// Whether a workload in `namespace` is decided without the namespace's labels: offline,
+    /// when the input has no Namespace object for it (the report notes which).
+    pub fn unlabelled(&self, namespace: &str) -> bool {
+        self.client.is_none() && !self.namespaces.contains_key(namespace)
+    }
+
     /// The reading's notes, then each configuration's warnings prefixed with its role
     /// (`current configuration: ...`).
-    pub fn notes_with(&self, sides: &[(&str, &LoadedSide)]) -> Vec<String> {
-        let mut notes = self.notes.clone();
+    pub fn notes_with(&self, unlabelled: &BTreeSet<String>, sides: &[(&str, &LoadedSide)]) -> Vec<String> {
+        let mut notes = self.notes.0.clone();
+        if !unlabelled.is_empty() && !self.assume_called {
+            notes.push(format!(
+                "namespaces without a Namespace object in the input, taken as having no labels: {}",
+                unlabelled.iter().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        notes.extend(self.notes.1.iter().cloned());
         for (role, side) in sides {
             notes.extend(side.warnings.iter().map(|w| format!("{role} configuration: {w}")));
         }
         notes
+    }
+}
+
+impl Source {
+    /// Reads the objects whose kind `wanted` accepts and hands them to `each`, a batch at a time
+    /// in the order read (files item by item, the cluster page by page, without `status` and
+    /// `metadata.managedFields`), with where the reading stands for the progress line: the
+    /// fraction of the files read, or how many objects the cluster says are left of the kind
+    /// being read. Stops, writing nothing, when interrupted.
+    pub fn read_objects(
+        &mut self,
+        runtime: &tokio::runtime::Runtime,
+        wanted: &dyn Fn(&str) -> bool,
+        progress: &mut Progress,
+        each: &mut dyn FnMut(Vec<(String, Value)>, &mut Progress, Option<f64>) -> Result<()>,
+    ) -> Result<()> {
+        match &mut self.objects {
+            Objects::Files(files) => {
+                let total = files.len() as f64;
+                for (index, file) in files.iter_mut().enumerate() {
+                    let mut batch = Vec::with_capacity(BATCH);
+                    let mut done = index as f64 / total;
+                    object_stream::read_all(file, wanted, &mut |place, mut value, fraction| {
+                        slim(&mut value);
+                        batch.push((place, value));
+                        done = (index as f64 + fraction) / total;
+                        if batch.len() == BATCH {
+                            progress.check()?;
+                            each(std::mem::take(&mut batch), progress, Some(done))?;
+                        }
+                        Ok(())
+                    })?;
+                    if !batch.is_empty() {
+                        progress.check()?;
+                        each(batch, progress, Some(done))?;
+                    }
+                }
+            }
+            Objects::Live(client) => {
+                for resource in live::WORKLOADS.iter().filter(|r| wanted(r.kind)) {
+                    let mut token: Option<String> = None;
+                    let mut read = 0usize;
+                    loop {
+                        progress.check()?;
+                        let page = runtime
+                            .block_on(live::list_page(client, resource, token.as_deref()))
+                            .map_err(|e| anyhow::anyhow!(e))?;
+                        read += page.objects.len();
+                        let fraction = page
+                            .remaining
+                            .map(|left| read as f64 / (read as f64 + left as f64));
+                        let place = format!("the cluster's {}", resource.plural);
+                        let batch = page.objects.into_iter().map(|o| (place.clone(), o)).collect();
+                        each(batch, progress, fraction)?;
+                        token = page.next;
+                        if token.is_none() {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Drops what no fleet tool reads of an object read from a file (a live object never has it).
+fn slim(object: &mut Value) {
+    if let Some(map) = object.as_object_mut() {
+        map.remove("status");
+        if let Some(metadata) = map.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("managedFields");
+        }
     }
 }
 
@@ -235,6 +344,28 @@ pub fn report_json(report: &impl serde::Serialize, extra: Vec<(&str, Value)>) ->
     Ok(text)
 }
 
+/// Where a report goes.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Write the report to FILE instead of standard output: it replaces FILE only once it is
+    /// complete (an interrupted or failed run leaves FILE as it was).
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+}
+
+/// Writes `text` whole, to `--output-file` (replaced atomically) or standard output.
+pub fn write_report(text: &str, args: &ReportArgs, progress: &Progress) -> Result<()> {
+    progress.check()?;
+    progress.finish();
+    let Some(path) = &args.output_file else {
+        return print(text);
+    };
+    let mut output = Output::open(Some(path))?;
+    output.write_all(text.as_bytes())?;
+    progress.check()?;
+    output.commit()
+}
+
 /// Writes `text` to standard output, whole.
 pub fn print(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
@@ -249,12 +380,14 @@ pub fn is_live(source: &SourceArgs) -> bool {
     source.files.is_empty()
 }
 
-/// Reads the objects, the webhooks and the current configuration texts.
+/// Reads the webhooks, the current configuration texts and the namespaces; the objects are read
+/// afterwards, pass by pass ([`Cluster::read_objects`]).
 pub fn read(
     source: &SourceArgs,
     current: &CurrentArgs,
     runtime: &tokio::runtime::Runtime,
-) -> Result<Cluster> {
+    progress: &mut Progress,
+) -> Result<(Cluster, Source)> {
     let given = ConfigTexts {
         config: read_optional(current.current_injector_config.as_ref())?,
         values: read_optional(current.current_values.as_ref())?,
@@ -263,16 +396,43 @@ pub fn read(
     if is_live(source) {
         return runtime.block_on(read_live(source, given));
     }
-    let mut objects = Vec::new();
-    for path in &source.files {
-        let text = input::read_source(path)?;
-        objects.extend(input::objects(&text)?.into_iter().map(|o| (o.place, o.value)));
-    }
-    let snapshot = Snapshot::from_objects(objects).map_err(|e| anyhow::anyhow!(e))?;
-    let mut notes = Vec::new();
+    let files = source
+        .files
+        .iter()
+        .map(|path| Spooled::open(path))
+        .collect::<Result<Vec<_>>>()?;
+    let mut cluster = Cluster {
+        namespaces: BTreeMap::new(),
+        webhooks: None,
+        assume_called: false,
+        current: given,
+        notes: (Vec::new(), Vec::new()),
+        client: None,
+    };
+    let mut objects = Source {
+        objects: Objects::Files(files),
+    };
+    let mut namespaces = BTreeMap::new();
+    objects.read_objects(
+        runtime,
+        &|kind| kind == "Namespace",
+        progress,
+        &mut |batch, progress, done| {
+            for (place, object) in batch {
+                if let Sorted::Namespace(facts) =
+                    Sorted::of(&place, object).map_err(|e| anyhow::anyhow!(e))?
+                {
+                    namespaces.insert(facts.name.clone(), facts);
+                }
+            }
+            progress.update(&format!("{} namespaces read", namespaces.len()), done);
+            Ok(())
+        },
+    )?;
+    cluster.namespaces = namespaces;
     let (webhooks, assume_called) = match source.webhooks.as_slice() {
         [] => {
-            notes.push(format!(
+            cluster.notes.0.push(format!(
                 "webhooks: none given, assuming Istio's chart webhooks for revision {:?} (namespace label \
                  istio-injection=enabled or istio.io/rev, pod label sidecar.istio.io/inject=true)",
                 source.revision
@@ -294,52 +454,32 @@ pub fn read(
             (Some(configurations), false)
         }
     };
-    let unlabelled: Vec<String> = {
-        let mut names: Vec<String> = snapshot
-            .workloads
-            .iter()
-            .map(injector_fleet::pod_of::namespace_of)
-            .filter(|ns| !snapshot.namespaces.contains_key(ns))
-            .collect();
-        names.sort();
-        names.dedup();
-        names
-    };
-    if !unlabelled.is_empty() && !assume_called {
-        notes.push(format!(
-            "namespaces without a Namespace object in the input, taken as having no labels: {}",
-            unlabelled.join(", ")
-        ));
+    cluster.webhooks = webhooks;
+    cluster.assume_called = assume_called;
+    if cluster.current.config.is_none() && cluster.current.values.is_none() {
+        cluster
+            .notes
+            .1
+            .push("current configuration: the embedded default (give --current-injector-config)".to_owned());
     }
-    if given.config.is_none() && given.values.is_none() {
-        notes.push("current configuration: the embedded default (give --current-injector-config)".to_owned());
-    }
-    Ok(Cluster {
-        snapshot,
-        webhooks,
-        assume_called,
-        current: given,
-        notes,
-        client: None,
-    })
+    Ok((cluster, objects))
 }
 
-async fn read_live(source: &SourceArgs, mut current: ConfigTexts) -> Result<Cluster> {
+async fn read_live(source: &SourceArgs, mut current: ConfigTexts) -> Result<(Cluster, Source)> {
     let client = injector_kube::client::client(source.kubeconfig.as_deref(), source.context.as_deref())
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
-    let mut objects = Vec::new();
-    for resource in std::iter::once(&live::NAMESPACES).chain(live::WORKLOADS.iter()) {
-        let listed = live::list(&client, resource)
-            .await
-            .map_err(|e| anyhow::anyhow!(e))?;
-        objects.extend(
-            listed
-                .into_iter()
-                .map(|o| (format!("the cluster's {}", resource.plural), o)),
-        );
+    let mut namespaces = BTreeMap::new();
+    for object in live::list(&client, &live::NAMESPACES)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?
+    {
+        if let Sorted::Namespace(facts) =
+            Sorted::of("the cluster's namespaces", object).map_err(|e| anyhow::anyhow!(e))?
+        {
+            namespaces.insert(facts.name.clone(), facts);
+        }
     }
-    let snapshot = Snapshot::from_objects(objects).map_err(|e| anyhow::anyhow!(e))?;
 
     let suffix = match source.revision.as_str() {
         "" | "default" => String::new(),
@@ -440,14 +580,20 @@ async fn read_live(source: &SourceArgs, mut current: ConfigTexts) -> Result<Clus
             ));
         }
     }
-    Ok(Cluster {
-        snapshot,
+    let cluster = Cluster {
+        namespaces,
         webhooks: Some(webhooks),
         assume_called: false,
         current,
-        notes,
-        client: Some(client),
-    })
+        notes: (Vec::new(), notes),
+        client: Some(client.clone()),
+    };
+    Ok((
+        cluster,
+        Source {
+            objects: Objects::Live(client),
+        },
+    ))
 }
 
 /// A runtime for the cluster's requests.

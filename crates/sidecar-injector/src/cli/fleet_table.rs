@@ -51,7 +51,7 @@ pub fn preview(
             Verdict::Changed { diff } => write_diff(&mut out, diff, "  "),
             Verdict::Unchanged => {}
         }
-        let _ = writeln!(out, "  {}", names(&group.workloads, max_names));
+        let _ = writeln!(out, "  {}", names(&group.workloads, group.count, max_names));
     }
     let c = &report.counts;
     let _ = writeln!(
@@ -172,19 +172,17 @@ fn plural(count: usize, noun: &str) -> String {
     format!("{count} {noun}{}", if count == 1 { "" } else { "s" })
 }
 
-fn names(keys: &[ObjectKey], max: usize) -> String {
+/// The first `max` names (all with 0) of a group of `count` (which may keep only the first
+/// few), and how many more there are.
+fn names(keys: &[ObjectKey], count: usize, max: usize) -> String {
     let shown = if max == 0 { keys.len() } else { max.min(keys.len()) };
     let mut text = keys[..shown]
         .iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ");
-    if shown < keys.len() {
-        let _ = write!(
-            text,
-            ", … and {} more (--max-names 0 lists all)",
-            keys.len() - shown
-        );
+    if shown < count {
+        let _ = write!(text, ", … and {} more (--max-names 0 lists all)", count - shown);
     }
     text
 }

@@ -17,9 +17,11 @@ mod inject;
 mod input;
 mod man;
 mod memory_return;
+mod object_stream;
 mod outdated;
 mod output;
 mod preview;
+mod progress;
 mod render_metrics;
 mod restart;
 mod serve;
@@ -86,6 +88,10 @@ pub fn run() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
+            if error.is::<progress::Interrupted>() {
+                // As a shell reports a command ended by Ctrl-C.
+                return ExitCode::from(130);
+            }
             ExitCode::FAILURE
         }
     }

@@ -5,14 +5,20 @@ use std::{process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
 use injector_fleet::{
-    outdated::outdated,
+    outdated::{Inventory, status_of},
+    pod_of::namespace_of,
     preview::{Cluster as DecisionInputs, Side},
+    snapshot::{ObjectKey, Sorted, controller_of},
 };
 
 use super::{
-    fleet_input::{self, CurrentArgs, SourceArgs},
-    fleet_table, restart,
+    fleet_input::{self, CurrentArgs, ReportArgs, SourceArgs},
+    fleet_table,
+    progress::{Progress, count},
+    restart,
     serve::parse_duration,
 };
 
@@ -58,6 +64,9 @@ pub struct OutdatedArgs {
     /// Print what --restart would do, without patching anything.
     #[arg(long, requires = "restart")]
     pub dry_run: bool,
+    /// Where the report goes.
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `-o`.
@@ -76,15 +85,61 @@ pub fn run(args: &OutdatedArgs) -> Result<ExitCode> {
             "--restart acts on the live cluster: drop -f (and give --kubeconfig), or run the printed commands"
         );
     }
+    let mut progress = Progress::start();
     let runtime = fleet_input::runtime()?;
-    let cluster = fleet_input::read(&args.source, &args.current, &runtime)?;
+    let (cluster, mut objects) = fleet_input::read(&args.source, &args.current, &runtime, &mut progress)?;
     let current =
         fleet_input::load_side(&cluster.current, &args.source, &[]).context("the current configuration")?;
     let webhooks = cluster.decision_webhooks(&args.source);
-    let report = outdated(
-        &cluster.snapshot,
+    let is_pod = |kind: &str| kind == "Pod";
+
+    // First the pods, for the controllers the injected ones name: only those are kept.
+    let mut named: HashSet<ObjectKey> = HashSet::new();
+    let mut seen = 0;
+    objects.read_objects(&runtime, &is_pod, &mut progress, &mut |batch, progress, done| {
+        seen += batch.len();
+        for (_, pod) in &batch {
+            if status_of(pod).is_some()
+                && let Some((kind, name)) = controller_of(pod)
+            {
+                named.insert(ObjectKey::new(&kind, &ObjectKey::of(pod).namespace, &name));
+            }
+        }
+        progress.update(&format!("{} pods read (1/3)", count(seen)), done.map(|d| d / 3.0));
+        Ok(())
+    })?;
+    let mut controllers = BTreeMap::new();
+    if !named.is_empty() {
+        let kinds: HashSet<String> = named.iter().map(|key| key.kind.clone()).collect();
+        let mut read = 0;
+        objects.read_objects(
+            &runtime,
+            &|kind| kinds.contains(kind),
+            &mut progress,
+            &mut |batch, progress, done| {
+                read += batch.len();
+                for (place, object) in batch {
+                    if let Sorted::Templated { object, .. } =
+                        Sorted::of(&place, object).map_err(|e| anyhow::anyhow!(e))?
+                        && named.contains(&object.key)
+                    {
+                        controllers.insert(object.key, object.object);
+                    }
+                }
+                progress.update(
+                    &format!("{} controllers read (2/3)", count(read)),
+                    done.map(|d| (1.0 + d) / 3.0),
+                );
+                Ok(())
+            },
+        )?;
+    }
+    drop(named);
+
+    let mut inventory = Inventory::new(
+        &controllers,
         DecisionInputs {
-            namespaces: &cluster.snapshot.namespaces,
+            namespaces: &cluster.namespaces,
             webhooks,
         },
         Side {
@@ -92,7 +147,29 @@ pub fn run(args: &OutdatedArgs) -> Result<ExitCode> {
             origin: &current.origin,
         },
     );
-    let notes = cluster.notes_with(&[("current", &current)]);
+    let mut unlabelled = BTreeSet::new();
+    objects.read_objects(&runtime, &is_pod, &mut progress, &mut |batch, progress, done| {
+        let mut pods = Vec::with_capacity(batch.len());
+        for (place, object) in batch {
+            if let Sorted::Templated { object, .. } =
+                Sorted::of(&place, object).map_err(|e| anyhow::anyhow!(e))?
+            {
+                let namespace = namespace_of(&object);
+                if cluster.unlabelled(&namespace) {
+                    unlabelled.insert(namespace);
+                }
+                pods.push(object.object);
+            }
+        }
+        inventory.add(&pods);
+        progress.update(
+            &format!("{} pods compared (3/3)", count(inventory.looked_at())),
+            done.map(|d| (2.0 + d) / 3.0),
+        );
+        Ok(())
+    })?;
+    let report = inventory.finish();
+    let notes = cluster.notes_with(&unlabelled, &[("current", &current)]);
     let text = match args.output {
         Format::Json => fleet_input::report_json(
             &report,
@@ -103,7 +180,7 @@ pub fn run(args: &OutdatedArgs) -> Result<ExitCode> {
         )?,
         Format::Table => fleet_table::outdated(&report, &current.description, &notes),
     };
-    fleet_input::print(&text)?;
+    fleet_input::write_report(&text, &args.report, &progress)?;
     if !args.restart {
         return Ok(ExitCode::SUCCESS);
     }

@@ -5,11 +5,19 @@ use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use injector_fleet::preview::{Cluster as DecisionInputs, Side, preview};
+use std::collections::BTreeSet;
+
+use injector_fleet::{
+    grouping::Names,
+    pod_of::namespace_of,
+    preview::{Cluster as DecisionInputs, Previewer, Side},
+    snapshot::Sorted,
+};
 
 use super::{
-    fleet_input::{self, ConfigTexts, CurrentArgs, NamedText, SourceArgs},
+    fleet_input::{self, ConfigTexts, CurrentArgs, NamedText, ReportArgs, SourceArgs},
     fleet_table,
+    progress::{Progress, count},
 };
 
 /// The exit status when the proposal breaks at least one workload.
@@ -54,6 +62,9 @@ pub struct PreviewArgs {
     /// Workload names shown per group in the table (0: all).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub max_names: usize,
+    /// Where the report goes.
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// `-o`.
@@ -96,8 +107,9 @@ pub fn run(args: &PreviewArgs) -> Result<ExitCode> {
     let proposed_values = args.values.as_deref().map(fleet_input::read_named).transpose()?;
     let proposed_mesh = args.mesh.as_deref().map(fleet_input::read_named).transpose()?;
 
+    let mut progress = Progress::start();
     let runtime = fleet_input::runtime()?;
-    let cluster = fleet_input::read(&args.source, &args.current, &runtime)?;
+    let (cluster, mut objects) = fleet_input::read(&args.source, &args.current, &runtime, &mut progress)?;
     let current =
         fleet_input::load_side(&cluster.current, &args.source, &[]).context("the current configuration")?;
     let values = match (&proposed_values, &proposed_config) {
@@ -115,10 +127,14 @@ pub fn run(args: &PreviewArgs) -> Result<ExitCode> {
 
     let webhooks = cluster.decision_webhooks(&args.source);
     let started = std::time::Instant::now();
-    let report = preview(
-        &cluster.snapshot.workloads,
+    // The table shows a few names per group: only those are kept.
+    let names = match (args.output, args.max_names) {
+        (Format::Table, max) if max > 0 => Names::First(max),
+        _ => Names::All,
+    };
+    let mut previewer = Previewer::new(
         DecisionInputs {
-            namespaces: &cluster.snapshot.namespaces,
+            namespaces: &cluster.namespaces,
             webhooks,
         },
         Side {
@@ -129,9 +145,45 @@ pub fn run(args: &PreviewArgs) -> Result<ExitCode> {
             injector: &proposed.injector,
             origin: &proposed.origin,
         },
+        names,
     );
+    let mut unlabelled = BTreeSet::new();
+    let mut read = 0;
+    objects.read_objects(
+        &runtime,
+        &|kind| kind != "Namespace" && kind != "PodDisruptionBudget",
+        &mut progress,
+        &mut |batch, progress, done| {
+            read += batch.len();
+            let mut workloads = Vec::with_capacity(batch.len());
+            for (place, object) in batch {
+                if let Sorted::Templated {
+                    workload: true,
+                    object,
+                } = Sorted::of(&place, object).map_err(|e| anyhow::anyhow!(e))?
+                {
+                    let namespace = namespace_of(&object);
+                    if cluster.unlabelled(&namespace) {
+                        unlabelled.insert(namespace);
+                    }
+                    workloads.push(object);
+                }
+            }
+            previewer.add(&workloads);
+            progress.update(
+                &format!(
+                    "{} objects read, {} workloads previewed",
+                    count(read),
+                    count(previewer.previewed())
+                ),
+                done,
+            );
+            Ok(())
+        },
+    )?;
+    let report = previewer.finish();
     let elapsed = started.elapsed();
-    let notes = cluster.notes_with(&[("current", &current), ("proposed", &proposed)]);
+    let notes = cluster.notes_with(&unlabelled, &[("current", &current), ("proposed", &proposed)]);
     let proposed_description = proposed_description(&proposed_texts, &templates);
     let text = match args.output {
         Format::Json => fleet_input::report_json(
@@ -152,7 +204,7 @@ pub fn run(args: &PreviewArgs) -> Result<ExitCode> {
             args.max_names,
         ),
     };
-    fleet_input::print(&text)?;
+    fleet_input::write_report(&text, &args.report, &progress)?;
     Ok(if report.breaks() {
         ExitCode::from(EXIT_BREAKS)
     } else {
