@@ -93,15 +93,25 @@ fn to_json(resource: &Resource, object: DynamicObject) -> Result<Value, String> 
 /// Objects asked for per page: what one page holds at most while it is decoded and worked on.
 pub const PAGE_SIZE: u32 = 250;
 
-/// Every object of `resource`, in every namespace, read page by page (without `status` and
-/// `metadata.managedFields`).
+/// Every object of `resource`, in every namespace, whole (`status` included: a
+/// PodDisruptionBudget's says how many disruptions it allows), [`PAGE_SIZE`] a page.
 pub async fn list(client: &Client, resource: &Resource) -> Result<Vec<Value>, String> {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource.api_resource());
     let mut objects = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let page = list_page(client, resource, token.as_deref()).await?;
-        objects.extend(page.objects);
-        token = page.next;
+        let mut params = ListParams::default().limit(PAGE_SIZE);
+        if let Some(token) = &token {
+            params = params.continue_token(token);
+        }
+        let page = api
+            .list(&params)
+            .await
+            .map_err(|e| format!("listing {}: {e}", resource.plural))?;
+        token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
+        for item in page.items {
+            objects.push(to_json(resource, item)?);
+        }
         if token.is_none() {
             return Ok(objects);
         }

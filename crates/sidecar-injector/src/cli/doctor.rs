@@ -83,6 +83,10 @@ pub struct DoctorArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = DoctorOutput::Table)]
     pub output: DoctorOutput,
+    /// Write the report to FILE instead of standard output: it replaces FILE only once it is
+    /// complete (an interrupted or failed run leaves FILE as it was).
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
 }
 
 /// How `doctor` prints its report.
@@ -141,9 +145,16 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
             text
         }
     };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("cannot write to standard output")?;
+    match &args.output_file {
+        Some(path) => {
+            let mut output = super::output::Output::open(Some(path))?;
+            output.write_all(text.as_bytes())?;
+            output.commit()?;
+        }
+        None => std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .context("cannot write to standard output")?,
+    }
     Ok(ExitCode::from(report.exit_code()))
 }

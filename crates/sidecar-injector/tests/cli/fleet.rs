@@ -184,3 +184,35 @@ fn restart_needs_the_live_cluster() {
     run(&["outdated", "-f", &snapshot, "--restart"], "")
         .assert_error(&["--restart acts on the live cluster"]);
 }
+
+#[test]
+fn a_snapshot_on_standard_input_reads_as_the_file_and_the_report_can_go_to_a_file() {
+    let files = Files::new();
+    let snapshot = snapshot(&files);
+    let values = files.write("values.json", &embedded_values_with_tag("1.29.0"));
+    let text = std::fs::read_to_string(&snapshot).expect("the snapshot");
+    let from_file = run(&["preview", "-f", &snapshot, "--values", &values, "-o", "json"], "");
+    let from_stdin = run(&["preview", "-f", "-", "--values", &values, "-o", "json"], &text);
+    assert_eq!(from_stdin.code, 0, "{}", from_stdin.stderr);
+    assert_eq!(from_stdin.json()["groups"], from_file.json()["groups"]);
+
+    let report = files.write("report.json", "the previous report\n");
+    let out = run(
+        &["preview", "-f", &snapshot, "--values", &values, "-o", "json", "--output-file", &report],
+        "",
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("written")).expect("JSON");
+    assert_eq!(written["groups"], from_file.json()["groups"]);
+
+    // A run that fails leaves the file as it was.
+    std::fs::write(&report, "the previous report\n").expect("reset");
+    let broken = files.write("broken.yaml", "kind: List\nitems:\n- kind: Deployment\n  spec: [\n");
+    run(&["preview", "-f", &broken, "--values", &values, "--output-file", &report], "")
+        .assert_error(&["broken.yaml: document 1"]);
+    assert_eq!(
+        std::fs::read_to_string(&report).expect("kept"),
+        "the previous report\n"
+    );
+}
