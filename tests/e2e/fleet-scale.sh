@@ -57,7 +57,7 @@ values e2e-2 > "$DIR/values-e2e-2.json"
 
 alloc_port ADDR; alloc_port MON
 "$BIN" serve --addr "127.0.0.1:$ADDR" --monitoring-addr "127.0.0.1:$MON" --write-ca "$DIR/ca.pem" \
-  --values "$DIR/values.json" --log-format json --log-level warn >> "$DIR/serve.log" 2>&1 &
+  --values "$DIR/values.json" --log-format json >> "$DIR/serve.log" 2>&1 &
 SERVE_PID=$!
 ready() { curl -fsS --max-time 2 "http://127.0.0.1:$MON/readyz" | grep -q '"ready":true'; }
 run "serve ready (embedded configuration, values with tag e2e-1)" poll 60 ready

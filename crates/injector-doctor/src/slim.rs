@@ -2,8 +2,9 @@
 //! keeps these forms as each page of a list arrives, so that a cluster's size costs a few
 //! hundred bytes per pod, not the whole object.
 //!
-//! A pod keeps its name, namespace, labels and the `sidecar.istio.io/inject` annotation (the
-//! label-and-annotation check). A workload keeps its kind, name, namespace, labels, owner
+//! A pod is kept only when it carries `sidecar.istio.io/inject` as both a label and an annotation
+//! (the only pods the label-and-annotation check reports), with its name, namespace and those
+//! two: a pod's Rust type is some kilobytes even when nearly empty. A workload keeps its kind, name, namespace, labels, owner
 //! references and `sidecar.istio.io/inject` annotation, and of its pod template the labels (the
 //! webhooks' object selectors), the `sidecar.istio.io/inject` annotation and `hostNetwork`.
 
@@ -12,21 +13,30 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Map, Value, json};
 
-/// The pod as the checks read it.
-pub fn pod(pod: Pod) -> Pod {
+/// The pod as the checks read it: `None` for a pod no check looks at (the label-and-annotation
+/// check reads only pods that carry `sidecar.istio.io/inject` as both), which is not kept.
+pub fn pod(pod: Pod) -> Option<Pod> {
     let metadata = pod.metadata;
-    Pod {
+    let has = |map: &Option<std::collections::BTreeMap<String, String>>| {
+        map.as_ref().is_some_and(|m| m.contains_key(INJECT_KEY))
+    };
+    if !has(&metadata.labels) || !has(&metadata.annotations) {
+        return None;
+    }
+    Some(Pod {
         metadata: ObjectMeta {
             name: metadata.name,
             namespace: metadata.namespace,
-            labels: metadata.labels,
+            labels: metadata
+                .labels
+                .map(|labels| labels.into_iter().filter(|(k, _)| k == INJECT_KEY).collect()),
             annotations: metadata
                 .annotations
                 .map(|annotations| annotations.into_iter().filter(|(k, _)| k == INJECT_KEY).collect()),
             ..ObjectMeta::default()
         },
         ..Pod::default()
-    }
+    })
 }
 
 /// The workload (JSON with `apiVersion` and `kind`) as the checks read it; one whose pod template
@@ -131,7 +141,7 @@ mod tests {
                 snapshot
                     .workloads
                     .insert("CronJob".into(), Ok(objects.into_iter().map(workload).collect()));
-                snapshot.pods = Ok(pods.into_iter().map(pod).collect());
+                snapshot.pods = Ok(pods.into_iter().filter_map(pod).collect());
             } else {
                 snapshot.workloads.insert("CronJob".into(), Ok(objects));
                 snapshot.pods = Ok(pods);

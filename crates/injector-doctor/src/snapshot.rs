@@ -91,7 +91,7 @@ pub struct Snapshot {
     pub injector_configmap: Read<Option<ConfigMap>>,
     /// Workloads by kind.
     pub workloads: Workloads,
-    /// Pods (of the focus namespace, or all).
+    /// Pods (of the focus namespace, or all) that a check reads ([`crate::slim::pod`]).
     pub pods: Read<Vec<Pod>>,
     /// Services referenced by webhooks (`None`: absent).
     pub services: BTreeMap<String, Read<Option<Service>>>,

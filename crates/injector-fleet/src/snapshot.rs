@@ -115,7 +115,7 @@ pub enum Sorted {
         /// Whether it is a workload (see the module's documentation).
         workload: bool,
         /// The object and its template.
-        object: Workload,
+        object: Box<Workload>,
     },
     /// Anything else (not looked at).
     Other,
@@ -151,11 +151,11 @@ impl Sorted {
         };
         Ok(Sorted::Templated {
             workload,
-            object: Workload {
+            object: Box::new(Workload {
                 key,
                 object,
                 template,
-            },
+            }),
         })
     }
 }
@@ -181,7 +181,7 @@ impl Snapshot {
                             .insert(object.key.clone(), object.object.clone());
                     }
                     if workload {
-                        snapshot.workloads.push(object);
+                        snapshot.workloads.push(*object);
                     }
                 }
                 Sorted::Other => {}

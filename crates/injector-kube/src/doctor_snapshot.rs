@@ -56,7 +56,7 @@ pub async fn gather(client: Result<Client, String>, options: GatherOptions) -> S
         &Api::all(client.clone()),
         &ListParams::default(),
         "list namespaces".into(),
-        |namespace| namespace,
+        Some,
     )
     .await;
     if let Err(failure) = &namespaces
@@ -102,7 +102,7 @@ pub async fn gather(client: Result<Client, String>, options: GatherOptions) -> S
             .collect()
     });
     workloads.insert("Job".to_owned(), jobs);
-    // Pods are the most numerous objects: each keeps only what the checks read.
+    // Pods are the most numerous objects: only those a check reads are kept, with what it reads.
     let pods: Read<Vec<Pod>> = list_paged(
         &scoped(&client, focus.as_deref()),
         &ListParams::default(),
@@ -114,7 +114,7 @@ pub async fn gather(client: Result<Client, String>, options: GatherOptions) -> S
         &scoped(&client, focus.as_deref()),
         &ListParams::default().fields("reason=FailedCreate"),
         attempted("list events", focus.as_deref()),
-        |event| event,
+        Some,
     )
     .await;
 
@@ -260,7 +260,7 @@ where
         + std::fmt::Debug,
 {
     let plural = K::plural(&()).into_owned();
-    let objects: Vec<Option<Value>> = list_paged(
+    list_paged(
         &scoped(client, focus),
         &ListParams::default(),
         attempted(&format!("list {plural}"), focus),
@@ -270,8 +270,7 @@ where
                 .map(injector_doctor::slim::workload)
         },
     )
-    .await?;
-    Ok(objects.into_iter().flatten().collect())
+    .await
 }
 
 fn scoped<K>(client: &Client, focus: Option<&str>) -> Api<K>

@@ -59,13 +59,13 @@ where
 }
 
 /// Lists `api` with `params` page by page ([`crate::fleet::PAGE_SIZE`] objects a page), keeping
-/// of each object what `keep` makes of it as the page arrives: a large cluster costs what is
-/// kept, not its whole list at once.
+/// of each object what `keep` makes of it as the page arrives (`None`: nothing): a large cluster
+/// costs what is kept, not its whole list at once.
 pub async fn list_paged<K, T>(
     api: &Api<K>,
     params: &ListParams,
     attempted: String,
-    mut keep: impl FnMut(K) -> T,
+    mut keep: impl FnMut(K) -> Option<T>,
 ) -> Read<Vec<T>>
 where
     K: kube::Resource + Clone + DeserializeOwned + Debug,
@@ -82,7 +82,7 @@ where
             .await
             .map_err(|e| failure(attempted.clone(), &e))?;
         token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
-        kept.extend(page.items.into_iter().map(&mut keep));
+        kept.extend(page.items.into_iter().filter_map(&mut keep));
         if token.is_none() {
             return Ok(kept);
         }

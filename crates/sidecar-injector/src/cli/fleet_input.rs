@@ -218,6 +218,10 @@ pub struct Source {
     objects: Objects,
 }
 
+/// What a pass does with each batch of objects (place, object), the progress line, and the
+/// fraction of the input read when known.
+pub type BatchFn<'a> = dyn FnMut(Vec<(String, Value)>, &mut Progress, Option<f64>) -> Result<()> + 'a;
+
 /// Objects handed to the work at once: the most held besides what the work keeps.
 const BATCH: usize = 256;
 
@@ -269,7 +273,7 @@ impl Source {
         runtime: &tokio::runtime::Runtime,
         wanted: &dyn Fn(&str) -> bool,
         progress: &mut Progress,
-        each: &mut dyn FnMut(Vec<(String, Value)>, &mut Progress, Option<f64>) -> Result<()>,
+        each: &mut BatchFn<'_>,
     ) -> Result<()> {
         match &mut self.objects {
             Objects::Files(files) => {

@@ -166,7 +166,7 @@ pub fn run(args: &PreviewArgs) -> Result<ExitCode> {
                     if cluster.unlabelled(&namespace) {
                         unlabelled.insert(namespace);
                     }
-                    workloads.push(object);
+                    workloads.push(*object);
                 }
             }
             previewer.add(&workloads);

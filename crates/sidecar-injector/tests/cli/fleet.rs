@@ -191,14 +191,27 @@ fn a_snapshot_on_standard_input_reads_as_the_file_and_the_report_can_go_to_a_fil
     let snapshot = snapshot(&files);
     let values = files.write("values.json", &embedded_values_with_tag("1.29.0"));
     let text = std::fs::read_to_string(&snapshot).expect("the snapshot");
-    let from_file = run(&["preview", "-f", &snapshot, "--values", &values, "-o", "json"], "");
+    let from_file = run(
+        &["preview", "-f", &snapshot, "--values", &values, "-o", "json"],
+        "",
+    );
     let from_stdin = run(&["preview", "-f", "-", "--values", &values, "-o", "json"], &text);
     assert_eq!(from_stdin.code, 0, "{}", from_stdin.stderr);
     assert_eq!(from_stdin.json()["groups"], from_file.json()["groups"]);
 
     let report = files.write("report.json", "the previous report\n");
     let out = run(
-        &["preview", "-f", &snapshot, "--values", &values, "-o", "json", "--output-file", &report],
+        &[
+            "preview",
+            "-f",
+            &snapshot,
+            "--values",
+            &values,
+            "-o",
+            "json",
+            "--output-file",
+            &report,
+        ],
         "",
     );
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
@@ -208,9 +221,23 @@ fn a_snapshot_on_standard_input_reads_as_the_file_and_the_report_can_go_to_a_fil
 
     // A run that fails leaves the file as it was.
     std::fs::write(&report, "the previous report\n").expect("reset");
-    let broken = files.write("broken.yaml", "kind: List\nitems:\n- kind: Deployment\n  spec: [\n");
-    run(&["preview", "-f", &broken, "--values", &values, "--output-file", &report], "")
-        .assert_error(&["broken.yaml: document 1"]);
+    let broken = files.write(
+        "broken.yaml",
+        "kind: List\nitems:\n- kind: Deployment\n  spec: [\n",
+    );
+    run(
+        &[
+            "preview",
+            "-f",
+            &broken,
+            "--values",
+            &values,
+            "--output-file",
+            &report,
+        ],
+        "",
+    )
+    .assert_error(&["broken.yaml: document 1"]);
     assert_eq!(
         std::fs::read_to_string(&report).expect("kept"),
         "the previous report\n"
