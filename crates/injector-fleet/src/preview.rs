@@ -297,8 +297,7 @@ impl<'a> Previewer<'a> {
         }
     }
 
-    /// Previews `workloads` in parallel (the engine is pure; each configuration's render cache
-    /// serves the workloads whose templates read the same) and adds their verdicts in order.
+    /// Previews `workloads` in parallel (the engine is pure) and adds their verdicts in order.
     pub fn add(&mut self, workloads: &[Workload]) {
         let (cluster, current, proposed) = (self.cluster, self.current, self.proposed);
         let verdicts: Vec<(String, Verdict)> = workloads
