@@ -12,7 +12,7 @@ use injector_core::{
     explain::{ConfigOrigin, Context as ExplainContext, Webhooks, explain},
     gate::NamespaceFacts,
 };
-use injector_engine::{CompiledConfig, Outcome, Request};
+use injector_engine::{CompiledConfig, Outcome, Request, cache::RenderCache};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
@@ -39,6 +39,9 @@ pub struct Cluster<'a> {
 pub struct Side<'a> {
     /// The injector.
     pub injector: &'a CompiledConfig,
+    /// Renders shared by the workloads whose templates read the same of them (`None`: every
+    /// workload is rendered on its own).
+    pub renders: Option<&'a RenderCache>,
     /// Where its configuration came from (for the decision's wording).
     pub origin: &'a ConfigOrigin,
 }
@@ -221,7 +224,11 @@ pub fn render_as(
         owner: Some(owner),
         ..Request::default()
     };
-    match side.injector.inject(&request) {
+    let injected = match side.renders {
+        Some(renders) => renders.inject(side.injector, &request),
+        None => side.injector.inject(&request),
+    };
+    match injected {
         Ok(Outcome::Injected { pod, .. }) => Rendering::Injected(pod),
         Ok(Outcome::Skipped { decision }) => {
             Rendering::NotInjected(format!("skipped by the injector ({})", decision.rule.id()))
@@ -432,10 +439,12 @@ mod tests {
             },
             Side {
                 injector: current,
+                renders: None,
                 origin: &origin,
             },
             Side {
                 injector: proposed,
+                renders: None,
                 origin: &origin,
             },
         )

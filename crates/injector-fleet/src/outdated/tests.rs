@@ -74,6 +74,7 @@ fn run(snapshot: &Snapshot, current: &CompiledConfig) -> Report {
         },
         Side {
             injector: current,
+            renders: None,
             origin: &origin,
         },
     )

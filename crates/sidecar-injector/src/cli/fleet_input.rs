@@ -15,7 +15,7 @@ use injector_core::{
     explain::{ConfigOrigin, Webhooks},
     gate::{NamespaceFacts, WebhookConfiguration},
 };
-use injector_engine::{CompiledConfig, Options};
+use injector_engine::{CompiledConfig, Options, cache::RenderCache};
 use injector_fleet::snapshot::Sorted;
 use injector_kube::fleet as live;
 use serde_json::Value;
@@ -127,6 +127,8 @@ fn read_optional(path: Option<&PathBuf>) -> Result<Option<NamedText>> {
 pub struct LoadedSide {
     /// The engine.
     pub injector: CompiledConfig,
+    /// Renders shared between the workloads whose templates read the same of them.
+    pub renders: RenderCache,
     /// For the decision's wording.
     pub origin: ConfigOrigin,
     /// Where it came from, for the report.
@@ -172,6 +174,7 @@ pub fn load_side(
     };
     Ok(LoadedSide {
         injector,
+        renders: RenderCache::default(),
         origin,
         description,
         warnings: loaded.warnings,

@@ -144,6 +144,7 @@ pub fn run(args: &OutdatedArgs) -> Result<ExitCode> {
         },
         Side {
             injector: &current.injector,
+            renders: Some(&current.renders),
             origin: &current.origin,
         },
     );

@@ -139,10 +139,12 @@ pub fn run(args: &PreviewArgs) -> Result<ExitCode> {
         },
         Side {
             injector: &current.injector,
+            renders: Some(&current.renders),
             origin: &current.origin,
         },
         Side {
             injector: &proposed.injector,
+            renders: Some(&proposed.renders),
             origin: &proposed.origin,
         },
         names,
