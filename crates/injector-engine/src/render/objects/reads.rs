@@ -24,6 +24,7 @@
 //! data converts pod fields lazily, only while a template executes.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
@@ -141,30 +142,35 @@ pub fn identical(a: &Json, b: &Json) -> bool {
 }
 
 /// The distinct observations of a recording, without those a [`Read::Whole`] of an ancestor
-/// (or of the same path) already covers.
+/// (or of the same path) already covers, in sorted order.
+///
+/// Sorting is `O(n log n)`; each read then looks its path's prefixes up among the whole reads,
+/// so the work grows with the number of reads times the square of their depth (a few segments),
+/// not with the number of reads squared: a pod of many containers is many reads.
 pub fn compact(mut reads: Vec<Read>) -> Vec<Read> {
-    reads.sort();
+    reads.sort_unstable();
     reads.dedup();
-    let wholes: Vec<Path> = reads
+    let wholes: HashSet<Path> = reads
         .iter()
         .filter_map(|r| match r {
             Read::Whole(path) => Some(path.clone()),
             _ => None,
         })
         .collect();
-    reads.retain(|read| {
-        let path = read.path();
-        !wholes.iter().any(|whole| {
-            let covers = path.starts_with(whole);
-            match read {
-                // A Whole is covered only by a strict ancestor (itself stays).
-                Read::Whole(_) => covers && whole.len() < path.len(),
-                // A member or length of the node itself is part of its whole value.
-                _ => covers,
-            }
-        })
-    });
+    reads.retain(|read| !covered(read, &wholes));
     reads
+}
+
+/// Whether a whole read of one of `read`'s ancestors covers it: a [`Read::Whole`] is covered by a
+/// strict ancestor only (itself stays), a member, length or entry of a node also by the node's
+/// own whole read (they are part of its value).
+fn covered(read: &Read, wholes: &HashSet<Path>) -> bool {
+    let path = read.path();
+    let prefixes = match read {
+        Read::Whole(_) => path.len(),
+        _ => path.len() + 1,
+    };
+    (0..prefixes).any(|len| wholes.contains(&path[..len]))
 }
 
 struct Recording {
@@ -259,6 +265,62 @@ mod tests {
                 Read::Member(path(&[Seg::Key("metadata")]), "labels"),
             ]
         );
+    }
+
+    /// `compact` as first written, by its definition: every read checked against every whole
+    /// read (quadratic, so only a test's reference).
+    fn compact_by_definition(mut reads: Vec<Read>) -> Vec<Read> {
+        reads.sort();
+        reads.dedup();
+        let wholes: Vec<Path> = reads
+            .iter()
+            .filter_map(|r| match r {
+                Read::Whole(path) => Some(path.clone()),
+                _ => None,
+            })
+            .collect();
+        reads.retain(|read| {
+            let path = read.path();
+            !wholes.iter().any(|whole| {
+                let covers = path.starts_with(whole);
+                match read {
+                    Read::Whole(_) => covers && whole.len() < path.len(),
+                    _ => covers,
+                }
+            })
+        });
+        reads
+    }
+
+    fn any_path() -> impl proptest::strategy::Strategy<Value = Path> {
+        use proptest::prelude::*;
+        // Few distinct segments, so that paths share prefixes and cover each other often.
+        let seg = prop_oneof![
+            prop::sample::select(vec!["spec", "metadata", "labels", "containers"]).prop_map(Seg::Key),
+            (0usize..3).prop_map(Seg::Index),
+        ];
+        prop::collection::vec(seg, 0..5).prop_map(Path::from)
+    }
+
+    fn any_read() -> impl proptest::strategy::Strategy<Value = Read> {
+        use proptest::prelude::*;
+        let key = prop::sample::select(vec!["app", "name"]);
+        prop_oneof![
+            any_path().prop_map(Read::Whole),
+            (any_path(), key.clone()).prop_map(|(p, k)| Read::Member(p, k)),
+            any_path().prop_map(Read::Length),
+            (any_path(), key).prop_map(|(p, k)| Read::Entry(p, Arc::from(k))),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The compaction keeps exactly what its definition keeps, in the same order.
+        #[test]
+        fn compact_keeps_what_its_definition_keeps(
+            reads in proptest::collection::vec(any_read(), 0..60)
+        ) {
+            proptest::prop_assert_eq!(compact(reads.clone()), compact_by_definition(reads));
+        }
     }
 
     #[test]
