@@ -9,7 +9,7 @@ use crate::funcs::{ArgType, Func, builtins};
 use crate::parse::{
     Arg, BranchNode, CommandNode, Node, NumberNode, PipeNode, TemplateNode, Tree, VariableNode,
 };
-use crate::template::{ExecError, Template};
+use crate::template::{ExecError, ExecErrorKind, ExecOptions, Template};
 use crate::value::{ElemType, ObjectKind, Value};
 use crate::watch::Watch;
 
@@ -71,10 +71,17 @@ pub(crate) struct State<'t, 'o> {
     /// `map[string]interface{}`), which Go names in field errors.
     dot_iface: bool,
     depth: usize,
+    /// Range iterations and template calls so far ([`Template::max_steps`]).
     steps: u64,
     /// Told of every call and of every value printed that is not a string.
     watch: Option<&'o dyn Watch>,
+    /// When the execution stops ([`ExecOptions::deadline`]).
+    deadline: Option<std::time::Instant>,
 }
+
+/// How many steps pass between two looks at the clock: a step is at least a few hundred
+/// nanoseconds of work, a look about twenty.
+const STEPS_PER_DEADLINE_CHECK: u64 = 16;
 
 /// Maximum nesting during execution: `{{template}}` calls plus the `if`/`with`/`range` bodies
 /// entered on the way. Go limits only template calls, at 100000; we stop much earlier, and
@@ -87,7 +94,7 @@ impl<'t, 'o> State<'t, 'o> {
         tree: &'t Tree,
         out: &'o mut String,
         dot: Value,
-        watch: Option<&'o dyn Watch>,
+        options: ExecOptions<'o>,
     ) -> Self {
         State {
             tmpl,
@@ -99,11 +106,17 @@ impl<'t, 'o> State<'t, 'o> {
             dot_iface: false,
             depth: 0,
             steps: 0,
-            watch,
+            watch: options.watch,
+            deadline: options.deadline,
         }
     }
 
     fn errorf<T>(&self, msg: impl std::fmt::Display) -> R<T> {
+        self.stop(ExecErrorKind::Template, msg)
+    }
+
+    /// An error of `kind`, located at the current node as Go locates its errors.
+    fn stop<T>(&self, kind: ExecErrorKind, msg: impl std::fmt::Display) -> R<T> {
         let name = &self.tree.name;
         let message = match self.node.pos_and_context() {
             None => format!("template: {name}: {msg}"),
@@ -118,6 +131,7 @@ impl<'t, 'o> State<'t, 'o> {
         Err(Flow::Error(Box::new(ExecError {
             name: name.clone(),
             message,
+            kind,
         })))
     }
 
@@ -161,14 +175,33 @@ impl<'t, 'o> State<'t, 'o> {
         self.errorf(format!("undefined variable: {name}"))
     }
 
+    /// Counts a step, and stops the execution past its step budget or (every few steps) its
+    /// deadline.
     fn tick(&mut self) -> R<()> {
         self.steps += 1;
         if let Some(max) = self.tmpl.max_steps
             && self.steps > max
         {
-            return self.errorf("execution step budget exceeded");
+            return self.stop(
+                ExecErrorKind::StepBudget,
+                format!("execution step budget exceeded ({max} steps)"),
+            );
+        }
+        if self.steps.is_multiple_of(STEPS_PER_DEADLINE_CHECK) {
+            self.check_deadline()?;
         }
         Ok(())
+    }
+
+    /// Stops the execution when its deadline has passed.
+    pub(crate) fn check_deadline(&self) -> R<()> {
+        match self.deadline {
+            Some(deadline) if std::time::Instant::now() >= deadline => self.stop(
+                ExecErrorKind::Deadline,
+                format!("execution stopped at its deadline after {} steps", self.steps),
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// Walks a list of nodes.
@@ -262,6 +295,8 @@ impl<'t, 'o> State<'t, 'o> {
         elem: Value,
         iface: bool,
     ) -> R<()> {
+        // A stop is told at the range's pipeline (the whole range would be its text).
+        self.at(At::Pipe(&r.pipe));
         self.tick()?;
         let decl = &r.pipe.decl;
         if !decl.is_empty() {
@@ -368,6 +403,7 @@ impl<'t, 'o> State<'t, 'o> {
         if self.depth >= MAX_EXEC_DEPTH {
             return self.errorf(format!("exceeded maximum template depth ({MAX_EXEC_DEPTH})"));
         }
+        self.tick()?;
         let new_dot = match &t.pipe {
             Some(p) => self.eval_pipeline(dot, p)?,
             None => Value::Missing,
@@ -383,6 +419,7 @@ impl<'t, 'o> State<'t, 'o> {
             depth: self.depth + 1,
             steps: self.steps,
             watch: self.watch,
+            deadline: self.deadline,
         };
         let r = st.walk_list(&new_dot, &tree.root.nodes);
         self.steps = st.steps;

@@ -49,9 +49,11 @@
 //! **Hostile input.** Nothing panics on any input, and recursion is bounded: parenthesised and
 //! control-structure nesting is limited to [`parse::MAX_DEPTH`] (Go allows deeper nesting), and
 //! execution nesting (template calls plus control structures) to [`MAX_EXEC_DEPTH`] (Go limits
-//! template calls only, at 100000). [`Template::max_steps`] bounds loops, sprig's allocating
-//! functions (`repeat`, `indent`, `seq`, `until`) refuse absurd sizes, and `printf` refuses
-//! widths beyond Go's 1e6 limit. The lexer and parser are fuzzed (`fuzz/`) and property-tested.
+//! template calls only, at 100000). [`Template::max_steps`] bounds loops and template calls,
+//! and [`ExecOptions::deadline`] stops an execution in time, each with an error of its own
+//! [`ExecErrorKind`]; sprig's allocating functions (`repeat`, `indent`, `seq`, `until`) refuse
+//! absurd sizes, and `printf` refuses widths beyond Go's 1e6 limit. The lexer and parser are
+//! fuzzed (`fuzz/`) and property-tested.
 //!
 //! **Known differences from Go** (all deliberate or rare): the nesting limits above;
 //! `getHostByName` always fails because rendering never touches the network, and DSA keys are
@@ -91,6 +93,6 @@ mod watch;
 pub use exec::MAX_EXEC_DEPTH;
 pub use funcs::{ArgType, Func, FuncMap};
 pub use parse::ParseError;
-pub use template::{Error, ExecError, Template};
+pub use template::{Error, ExecError, ExecErrorKind, ExecOptions, Template};
 pub use value::{ElemType, IntType, List, Map, MapRead, MapWatch, Object, ObjectKind, UintType, Value};
 pub use watch::Watch;

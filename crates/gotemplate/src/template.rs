@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::exec::{State, finish};
 use crate::funcs::{FuncMap, builtins};
@@ -17,6 +18,40 @@ pub struct ExecError {
     pub name: String,
     /// The full message.
     pub message: String,
+    /// Whether the template failed or a limit of the execution stopped it.
+    pub kind: ExecErrorKind,
+}
+
+/// What stopped an execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExecErrorKind {
+    /// The template failed, as Go's would (a bad call, an undefined template, ...).
+    #[default]
+    Template,
+    /// The execution took more steps than [`Template::max_steps`] allows.
+    StepBudget,
+    /// The execution's deadline passed ([`ExecOptions::deadline`]).
+    Deadline,
+}
+
+/// How one execution runs, besides its data: who watches it and when it must stop.
+#[derive(Clone, Copy, Default)]
+pub struct ExecOptions<'a> {
+    /// Told of every call and of every value printed that is not a string ([`crate::Watch`]).
+    pub watch: Option<&'a dyn Watch>,
+    /// When the execution stops with an [`ExecErrorKind::Deadline`] error: checked when it
+    /// starts and every few steps (see [`Template::max_steps`]), so the work after the deadline
+    /// is at most a few steps' worth.
+    pub deadline: Option<Instant>,
+}
+
+impl std::fmt::Debug for ExecOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecOptions")
+            .field("watch", &self.watch.is_some())
+            .field("deadline", &self.deadline)
+            .finish()
+    }
 }
 
 impl std::fmt::Display for ExecError {
@@ -103,8 +138,10 @@ impl Template {
         self
     }
 
-    /// Limits the number of range iterations an execution may perform (for untrusted
-    /// templates; Go has no such limit).
+    /// Limits the steps an execution may take (for untrusted templates or data; Go has no such
+    /// limit): a step is one iteration of a `range` or one `{{template}}` call, the only ways an
+    /// execution does more than its text once. Past the limit, the execution fails with an
+    /// [`ExecErrorKind::StepBudget`] error.
     pub fn max_steps(mut self, n: u64) -> Self {
         self.max_steps = Some(n);
         self
@@ -168,6 +205,7 @@ impl Template {
                         "template: {name}: {} is an incomplete or empty template",
                         crate::fmt::quote(name)
                     ),
+                    kind: ExecErrorKind::Template,
                 });
             }
             return Err(ExecError {
@@ -177,17 +215,29 @@ impl Template {
                     crate::fmt::quote(name),
                     crate::fmt::quote(&self.name)
                 ),
+                kind: ExecErrorKind::Template,
             });
         };
-        self.execute_tree_to(out, tree, data, None)
+        self.execute_tree_to(out, tree, data, ExecOptions::default())
     }
 
     /// [`Self::execute`], telling `watch` of every call and of every value printed that is not
     /// a string ([`crate::Watch`]).
     pub fn execute_watched(&self, data: &Value, watch: &dyn Watch) -> Result<String, ExecError> {
+        self.execute_with(
+            data,
+            ExecOptions {
+                watch: Some(watch),
+                ..ExecOptions::default()
+            },
+        )
+    }
+
+    /// [`Self::execute`], watched or bounded in time as `options` say.
+    pub fn execute_with(&self, data: &Value, options: ExecOptions<'_>) -> Result<String, ExecError> {
         let mut out = String::new();
         match self.trees.get(&self.name) {
-            Some(tree) => self.execute_tree_to(&mut out, tree, data, Some(watch))?,
+            Some(tree) => self.execute_tree_to(&mut out, tree, data, options)?,
             // The error of an empty template, as `execute` tells it.
             None => self.execute_to(&mut out, data)?,
         }
@@ -199,11 +249,11 @@ impl Template {
         out: &mut String,
         tree: &Tree,
         data: &Value,
-        watch: Option<&dyn Watch>,
+        options: ExecOptions<'_>,
     ) -> Result<(), ExecError> {
         let dot = data.clone().unwrap_interface();
-        let mut st = State::new(self, tree, out, dot.clone(), watch);
-        finish(st.walk_list(&dot, &tree.root.nodes))
+        let mut st = State::new(self, tree, out, dot.clone(), options);
+        finish(st.check_deadline().and_then(|()| st.walk_list(&dot, &tree.root.nodes)))
     }
 }
 

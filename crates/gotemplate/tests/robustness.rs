@@ -2,8 +2,9 @@
 //! terminate, whatever the input.
 
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
-use gotemplate::{FuncMap, Template, Value, sprig};
+use gotemplate::{ExecErrorKind, ExecOptions, FuncMap, Template, Value, sprig};
 use proptest::prelude::*;
 
 fn data() -> Value {
@@ -147,7 +148,77 @@ fn loops_can_be_bounded() {
         .max_steps(100)
         .parse("{{range 1000000}}.{{end}}")
         .expect("parses");
-    assert!(t.execute(&Value::Nil).is_err());
+    let err = t.execute(&Value::Nil).expect_err("over the budget");
+    assert_eq!(err.kind, ExecErrorKind::StepBudget);
+    assert_eq!(
+        err.message,
+        "template: t:1:8: executing \"t\" at <1000000>: execution step budget exceeded (100 steps)"
+    );
+}
+
+/// A step is a range iteration or a template call: exactly `max_steps` of them run, one more
+/// fails.
+#[test]
+fn the_budget_counts_iterations_and_template_calls() {
+    let text = r#"{{define "one"}}.{{end}}{{range 3}}{{template "one"}}{{end}}"#;
+    let with = |max| Template::new("t").max_steps(max).parse(text).expect("parses");
+    assert_eq!(with(6).execute(&Value::Nil).as_deref(), Ok("..."));
+    let err = with(5).execute(&Value::Nil).expect_err("six steps");
+    assert_eq!(err.kind, ExecErrorKind::StepBudget);
+}
+
+/// Template calls that fan out stay within the depth limit but would run for ever without a
+/// budget: 2^30 calls.
+#[test]
+fn recursion_that_fans_out_is_bounded() {
+    let text = r#"{{define "t2"}}{{if lt . 30}}{{template "t2" (add1 .)}}{{template "t2" (add1 .)}}{{end}}{{end}}{{template "t2" 0}}"#;
+    let t = Template::new("t")
+        .funcs(&sprig::funcs())
+        .max_steps(100_000)
+        .parse(text)
+        .expect("parses");
+    let err = t.execute(&Value::Nil).expect_err("over the budget");
+    assert_eq!(err.kind, ExecErrorKind::StepBudget);
+}
+
+/// An execution past its deadline stops with an error of its own, at the start or within a few
+/// steps, keeping the output made so far.
+#[test]
+fn an_execution_stops_at_its_deadline() {
+    let t = Template::new("t")
+        .funcs(&sprig::funcs())
+        .parse("start {{range 2000000000}}.{{end}}")
+        .expect("parses");
+    let passed = ExecOptions {
+        deadline: Some(Instant::now()),
+        ..ExecOptions::default()
+    };
+    let err = t.execute_with(&Value::Nil, passed).expect_err("the deadline passed");
+    assert_eq!(err.kind, ExecErrorKind::Deadline);
+    assert_eq!(
+        err.message,
+        "template: t: execution stopped at its deadline after 0 steps"
+    );
+    // Two billion iterations take minutes; the deadline stops them in about 50 ms.
+    let soon = ExecOptions {
+        deadline: Some(Instant::now() + Duration::from_millis(50)),
+        ..ExecOptions::default()
+    };
+    let err = t.execute_with(&Value::Nil, soon).expect_err("stopped");
+    assert_eq!(err.kind, ExecErrorKind::Deadline);
+    assert!(
+        err.message.starts_with("template: t:1:14: executing \"t\" at <2000000000>: execution stopped at its deadline after "),
+        "{}",
+        err.message
+    );
+    // Without a deadline, and with one that does not pass, the template runs as before.
+    let later = ExecOptions {
+        deadline: Some(Instant::now() + Duration::from_secs(3600)),
+        ..ExecOptions::default()
+    };
+    let short = Template::new("t").funcs(&sprig::funcs()).parse("{{range 3}}.{{end}}").expect("parses");
+    assert_eq!(short.execute_with(&Value::Nil, later).as_deref(), Ok("..."));
+    assert_eq!(short.execute(&Value::Nil).as_deref(), Ok("..."));
 }
 
 #[test]
