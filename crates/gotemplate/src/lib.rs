@@ -29,7 +29,9 @@
 //! through `Arc`, so values are cheap to clone and templates render concurrently.
 //!
 //! **Maps are references.** As in Go, sprig's `set`, `unset` and `merge` change a map in place
-//! and every holder sees it; [`Map`] keeps its entries behind a lock for that.
+//! and every holder sees it; [`Map`] keeps its entries behind a lock for that. A host that hands
+//! the same data to many executions gives each its own [`Value::unshared`] copy, so that one's
+//! writes do not reach the others.
 //!
 //! **Two kinds of nothing.** Go distinguishes an invalid `reflect.Value` (a missing map key;
 //! prints `<no value>`, field access yields nothing) from a nil `interface{}` stored in a

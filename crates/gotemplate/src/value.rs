@@ -247,6 +247,22 @@ impl Map {
     pub fn replace(&self, entries: BTreeMap<String, Value>) {
         *self.write() = entries.into_iter().collect();
     }
+
+    /// A copy that shares no map with this one ([`Value::unshared`]), with the same watch. The
+    /// copy is not a read: the watch is not told.
+    pub fn unshared(&self) -> Map {
+        let mut entries = self.read_unseen().clone();
+        for value in entries.values_mut() {
+            if value.holds_map() {
+                *value = value.unshared();
+            }
+        }
+        Map {
+            elem: self.elem,
+            entries: RwLock::new(entries),
+            watch: self.watch.clone(),
+        }
+    }
 }
 
 impl Clone for Map {
@@ -531,6 +547,33 @@ impl Value {
         }
     }
 
+    /// A copy that shares no map with this value, at any depth: a write into one (sprig's
+    /// `set`, `unset`, `merge`, which change a map in place as Go's do) is not seen through the
+    /// other. What cannot be written is shared: strings, host objects, and lists that hold no
+    /// map. A map held twice is copied twice (data decoded from JSON holds none twice).
+    ///
+    /// Give each execution its own copy of data that executions share, when one's writes must
+    /// not reach the others.
+    pub fn unshared(&self) -> Value {
+        match self {
+            Value::Map(m) => Value::Map(Arc::new(m.unshared())),
+            Value::List(l) if self.holds_map() => Value::List(Arc::new(List {
+                elem: l.elem,
+                items: l.items.iter().map(Value::unshared).collect(),
+            })),
+            v => v.clone(),
+        }
+    }
+
+    /// Whether a map is reachable from this value without going through a host object.
+    fn holds_map(&self) -> bool {
+        match self {
+            Value::Map(_) => true,
+            Value::List(l) => l.items.iter().any(Value::holds_map),
+            _ => false,
+        }
+    }
+
     /// Interface-unwrapping as Go's pipeline does: a nil interface becomes `Missing`.
     pub(crate) fn unwrap_interface(self) -> Value {
         match self {
@@ -599,5 +642,50 @@ mod tests {
         assert_eq!(m.get("b"), Some(Value::int(20)));
         assert_eq!(m.get("d"), None);
         assert_eq!(m.snapshot().len(), 4);
+    }
+
+    /// A write into an unshared copy, at any depth (a map in a map, a map in a list), is not
+    /// seen through the original, nor the original's through the copy; what cannot be written
+    /// is shared.
+    #[test]
+    fn an_unshared_copy_shares_no_map() {
+        let original = Value::from_json(&serde_json::json!({
+            "global": {"proxy": {"image": "proxyv2"}},
+            "list": [{"name": "a"}, "s"],
+            "strings": ["x", "y"],
+        }));
+        let copy = original.unshared();
+        assert_eq!(copy, original);
+        let at = |v: &Value, path: &[&str]| {
+            path.iter().fold(v.clone(), |v, key| match v {
+                Value::Map(m) => m.get(key).unwrap_or_default(),
+                _ => Value::Missing,
+            })
+        };
+        let (Value::Map(proxy), Value::Map(original_proxy)) =
+            (at(&copy, &["global", "proxy"]), at(&original, &["global", "proxy"]))
+        else {
+            panic!("maps")
+        };
+        proxy.insert("image".into(), Value::str("mine"));
+        original_proxy.insert("tag".into(), Value::str("theirs"));
+        assert_eq!(at(&original, &["global", "proxy", "image"]), Value::str("proxyv2"));
+        assert_eq!(at(&copy, &["global", "proxy", "tag"]), Value::Missing);
+        let (Value::List(list), Value::List(original_list)) = (at(&copy, &["list"]), at(&original, &["list"]))
+        else {
+            panic!("lists")
+        };
+        let (Value::Map(item), Value::Map(original_item)) = (&list.items[0], &original_list.items[0]) else {
+            panic!("maps")
+        };
+        item.remove("name");
+        assert_eq!(original_item.get("name"), Some(Value::str("a")));
+        // A list of strings cannot be written: shared, not copied.
+        let (Value::List(strings), Value::List(original_strings)) =
+            (at(&copy, &["strings"]), at(&original, &["strings"]))
+        else {
+            panic!("lists")
+        };
+        assert!(Arc::ptr_eq(&strings, &original_strings));
     }
 }
