@@ -428,6 +428,9 @@ impl<'t, 'o> State<'t, 'o> {
     }
 
     fn eval_pipeline(&mut self, dot: &Value, pipe: &'t PipeNode) -> R<Value> {
+        if let Some(value) = self.append_in_place(dot, pipe)? {
+            return Ok(value);
+        }
         self.at(At::Pipe(pipe));
         // The first command gets no piped value; each later one gets the previous result.
         let mut cmds = pipe.cmds.iter();
@@ -449,6 +452,74 @@ impl<'t, 'o> State<'t, 'o> {
             }
         }
         Ok(value)
+    }
+
+    /// `{{ $l = append $l x }}` (or `push`, `mustAppend`, `mustPush`) where `$l` holds a list:
+    /// `x`'s value is pushed onto the list in place when nothing else holds the list, and onto a
+    /// copy otherwise, and the pipeline's value is the list. sprig copies the list on every call,
+    /// so a loop that builds a list this way (Istio's templates collect the containers' names
+    /// so) is quadratic in the list's length in Go; here it is linear. Nothing else differs: the
+    /// value is the call's (`[]interface{}` of the items then `x`), `x` is evaluated as the call
+    /// evaluates it, and a watch is told of the call. `x` must be a field, a variable, dot or a
+    /// constant, whose evaluation cannot change `$l`. `None` when the pipeline is not of that
+    /// form; it then runs as any other.
+    fn append_in_place(&mut self, dot: &Value, pipe: &'t PipeNode) -> R<Option<Value>> {
+        let ([decl], [cmd]) = (pipe.decl.as_slice(), pipe.cmds.as_slice()) else {
+            return Ok(None);
+        };
+        let ([name], true) = (decl.ident.as_slice(), pipe.is_assign) else {
+            return Ok(None);
+        };
+        let [ident @ Arg::Identifier { name: func_name, .. }, Arg::Variable(list_var), item] = cmd.args.as_slice()
+        else {
+            return Ok(None);
+        };
+        let pure = matches!(
+            item,
+            Arg::Field { .. }
+                | Arg::Variable(_)
+                | Arg::Dot(_)
+                | Arg::String { .. }
+                | Arg::Number(_)
+                | Arg::Bool { .. }
+        );
+        if !pure || list_var.ident.as_slice() != [name.as_str()] {
+            return Ok(None);
+        }
+        let Some(func) = self.function(ident, func_name) else {
+            return Ok(None);
+        };
+        let Some(slot) = self.vars.iter().rposition(|(n, _, _)| *n == name.as_str()) else {
+            return Ok(None);
+        };
+        if !func.appends || !matches!(self.vars[slot].1, Value::List(_)) {
+            return Ok(None);
+        }
+        self.at(At::Pipe(pipe));
+        let value = self.eval_arg(dot, func.params.get(1).copied(), item)?;
+        if let Some(watch) = self.watch {
+            watch.call(func_name, &[self.vars[slot].1.clone(), value.clone()]);
+        }
+        let (_, held, iface) = &mut self.vars[slot];
+        let Value::List(list) = held else {
+            return Ok(None);
+        };
+        let list = std::sync::Arc::make_mut(list);
+        list.elem = ElemType::Any;
+        list.items.push(value);
+        *iface = false;
+        Ok(Some(held.clone()))
+    }
+
+    /// The function `name` (the identifier `ident`) resolves to.
+    fn function(&self, ident: &'t Arg, name: &str) -> Option<&'t Func> {
+        if let Arg::Identifier { func: slot, .. } = ident
+            && let Some(r) = slot.get(&self.tmpl.funcs)
+        {
+            return Some(&r.func);
+        }
+        let tmpl: &'t Template = self.tmpl;
+        tmpl.funcs.get(name).or_else(|| builtins().get(name))
     }
 
     fn not_a_function(&self, args: &'t [Arg], final_: &Option<Value>) -> R<()> {
@@ -1041,6 +1112,40 @@ pub(crate) fn finish(r: R<()>) -> Result<(), ExecError> {
 mod tests {
     use super::*;
     use crate::value::{IntType, UintType};
+
+    /// `{{ $l = append $l x }}` extends the list in place only when nothing else holds it: the
+    /// results are the copying call's.
+    #[test]
+    fn appending_to_a_variable_is_the_copying_calls_append() {
+        let cases = [
+            // Another holder keeps its list.
+            ("{{ $a := list 1 }}{{ $b := $a }}{{ $a = append $a 2 }}{{ $b }} {{ $a }}", "[1] [1 2]"),
+            // A range over the list sees the list it started with.
+            ("{{ $l := list 1 2 }}{{ range $l }}{{ $l = append $l . }}{{ end }}{{ $l }}", "[1 2 1 2]"),
+            // A loop in an inner scope assigns the outer variable.
+            ("{{ $l := list }}{{ range until 3 }}{{ $l = push $l . }}{{ end }}{{ $l }}", "[0 1 2]"),
+            // The result is a []interface{}, whatever the list was.
+            (
+                r#"{{ $s := splitList "," "a,b" }}{{ $t := $s }}{{ $s = mustAppend $s "c" }}{{ printf "%T %T %v" $t $s $s }}"#,
+                "[]string []interface {} [a b c]",
+            ),
+            // The value of the pipeline is the list; a map holding it keeps its own.
+            (
+                "{{ $l := list 0 }}{{ $m := dict \"l\" $l }}{{ $l = append $l $l }}{{ $l }} {{ $m.l }}",
+                "[0 [0]] [0]",
+            ),
+            // Not a list: the call's error.
+            ("{{ $l := 1 }}{{ $l = append $l 2 }}", "error"),
+        ];
+        for (text, want) in cases {
+            let t = Template::new("t")
+                .funcs(&crate::sprig::funcs())
+                .parse(text)
+                .expect("parses");
+            let got = t.execute(&Value::Missing).unwrap_or_else(|_| "error".to_owned());
+            assert_eq!(got, want, "{text}");
+        }
+    }
 
     /// `has_go_type` is an allocation-free `type_name() == go_name()`: check it against that.
     #[test]

@@ -107,6 +107,10 @@ pub struct Func {
     pub variadic: Option<ArgType>,
     /// The implementation.
     pub body: Arc<FuncBody>,
+    /// Whether this is sprig's `append` (`push`): its result is a `[]interface{}` of its first
+    /// argument's items then its second argument. The executor may then extend a list in place
+    /// (see `State::append_in_place`).
+    pub(crate) appends: bool,
 }
 
 impl std::fmt::Debug for Func {
@@ -128,6 +132,7 @@ impl Func {
             params: params.to_vec(),
             variadic: None,
             body: Arc::new(body),
+            appends: false,
         }
     }
 
@@ -141,7 +146,13 @@ impl Func {
             params: params.to_vec(),
             variadic: Some(rest),
             body: Arc::new(body),
+            appends: false,
         }
+    }
+
+    /// The same function, marked as sprig's `append` ([`Func::appends`]).
+    pub(crate) fn appending(self) -> Func {
+        Func { appends: true, ..self }
     }
 }
 

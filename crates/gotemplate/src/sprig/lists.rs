@@ -209,8 +209,15 @@ pub fn register(m: &mut FuncMap) {
         } else {
             vec![Any; arity]
         };
-        m.insert(name, Func::new(&params, f));
-        m.insert(must_name, Func::new(&params, f));
+        let func = Func::new(&params, f);
+        // Both `append` and `push` are sprig's `push`.
+        let func = if name == "append" || name == "push" {
+            func.appending()
+        } else {
+            func
+        };
+        m.insert(name, func.clone());
+        m.insert(must_name, func);
     }
     m.insert("without", Func::variadic(&[Any], Any, without));
     m.insert("mustWithout", Func::variadic(&[Any], Any, without));
