@@ -470,7 +470,11 @@ impl<'t, 'o> State<'t, 'o> {
         let ([name], true) = (decl.ident.as_slice(), pipe.is_assign) else {
             return Ok(None);
         };
-        let [ident @ Arg::Identifier { name: func_name, .. }, Arg::Variable(list_var), item] = cmd.args.as_slice()
+        let [
+            ident @ Arg::Identifier { name: func_name, .. },
+            Arg::Variable(list_var),
+            item,
+        ] = cmd.args.as_slice()
         else {
             return Ok(None);
         };
@@ -1119,11 +1123,20 @@ mod tests {
     fn appending_to_a_variable_is_the_copying_calls_append() {
         let cases = [
             // Another holder keeps its list.
-            ("{{ $a := list 1 }}{{ $b := $a }}{{ $a = append $a 2 }}{{ $b }} {{ $a }}", "[1] [1 2]"),
+            (
+                "{{ $a := list 1 }}{{ $b := $a }}{{ $a = append $a 2 }}{{ $b }} {{ $a }}",
+                "[1] [1 2]",
+            ),
             // A range over the list sees the list it started with.
-            ("{{ $l := list 1 2 }}{{ range $l }}{{ $l = append $l . }}{{ end }}{{ $l }}", "[1 2 1 2]"),
+            (
+                "{{ $l := list 1 2 }}{{ range $l }}{{ $l = append $l . }}{{ end }}{{ $l }}",
+                "[1 2 1 2]",
+            ),
             // A loop in an inner scope assigns the outer variable.
-            ("{{ $l := list }}{{ range until 3 }}{{ $l = push $l . }}{{ end }}{{ $l }}", "[0 1 2]"),
+            (
+                "{{ $l := list }}{{ range until 3 }}{{ $l = push $l . }}{{ end }}{{ $l }}",
+                "[0 1 2]",
+            ),
             // The result is a []interface{}, whatever the list was.
             (
                 r#"{{ $s := splitList "," "a,b" }}{{ $t := $s }}{{ $s = mustAppend $s "c" }}{{ printf "%T %T %v" $t $s $s }}"#,

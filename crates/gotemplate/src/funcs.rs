@@ -111,6 +111,8 @@ pub struct Func {
     /// argument's items then its second argument. The executor may then extend a list in place
     /// (see `State::append_in_place`).
     pub(crate) appends: bool,
+    /// Whether the function may write into a map it is given ([`Func::writing_maps`]).
+    pub(crate) writes_maps: bool,
 }
 
 impl std::fmt::Debug for Func {
@@ -133,6 +135,7 @@ impl Func {
             variadic: None,
             body: Arc::new(body),
             appends: false,
+            writes_maps: false,
         }
     }
 
@@ -147,12 +150,31 @@ impl Func {
             variadic: Some(rest),
             body: Arc::new(body),
             appends: false,
+            writes_maps: false,
         }
+    }
+
+    /// The same function, marked as one that may write into a map it is given (as sprig's
+    /// `set`, `unset`, `merge` do): [`crate::Template::may_write_maps`] tells whether a template
+    /// calls such a function. Mark every host function that does.
+    pub fn writing_maps(self) -> Func {
+        Func {
+            writes_maps: true,
+            ..self
+        }
+    }
+
+    /// Whether the function may write into a map it is given ([`Func::writing_maps`]).
+    pub fn writes_maps(&self) -> bool {
+        self.writes_maps
     }
 
     /// The same function, marked as sprig's `append` ([`Func::appends`]).
     pub(crate) fn appending(self) -> Func {
-        Func { appends: true, ..self }
+        Func {
+            appends: true,
+            ..self
+        }
     }
 }
 

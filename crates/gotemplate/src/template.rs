@@ -157,6 +157,23 @@ impl Template {
         self.trees.contains_key(name)
     }
 
+    /// Whether an execution may write into a map it is given: some template of the set calls
+    /// a function marked [`crate::Func::writing_maps`] (sprig's `set`, `unset`, `merge`,
+    /// `mergeOverwrite`). Function values cannot reach a template, so the calls written in it
+    /// are all it can make. A host that shares data among executions need give each its own
+    /// copy ([`Value::unshared`]) only when this is true.
+    pub fn may_write_maps(&self) -> bool {
+        let writes = |name: &str| {
+            self.funcs
+                .get(name)
+                .or_else(|| builtins().get(name))
+                .is_some_and(crate::Func::writes_maps)
+        };
+        self.trees
+            .values()
+            .any(|tree| crate::parse::calls_any(&tree.root.nodes, &writes))
+    }
+
     /// Whether a function is defined (user functions or built-ins).
     pub fn has_function(&self, name: &str) -> bool {
         self.funcs.contains(name) || builtins().contains(name)
@@ -253,7 +270,10 @@ impl Template {
     ) -> Result<(), ExecError> {
         let dot = data.clone().unwrap_interface();
         let mut st = State::new(self, tree, out, dot.clone(), options);
-        finish(st.check_deadline().and_then(|()| st.walk_list(&dot, &tree.root.nodes)))
+        finish(
+            st.check_deadline()
+                .and_then(|()| st.walk_list(&dot, &tree.root.nodes)),
+        )
     }
 }
 
@@ -290,6 +310,31 @@ mod tests {
         let t = t.funcs(&two);
         assert_eq!(t.execute(&Value::Missing).as_deref(), Ok("two true"));
         assert_eq!(shared.execute(&Value::Missing).as_deref(), Ok("one true"));
+    }
+
+    /// A call of a function that writes into maps, anywhere (a defined template, a branch, a
+    /// nested pipeline), and only a call, makes a template one that may write.
+    #[test]
+    fn knows_whether_it_may_write_into_maps() {
+        let may_write = |text: &str| {
+            Template::new("t")
+                .funcs(&crate::sprig::funcs())
+                .parse(text)
+                .expect("parses")
+                .may_write_maps()
+        };
+        assert!(!may_write(
+            r#"{{ .set }} set {{ "set" }} {{ $set := 1 }}{{/* set */}}{{ dict "a" 1 | toJson }}"#
+        ));
+        for text in [
+            r#"{{ set . "a" 1 }}"#,
+            r#"{{ define "x" }}{{ if .a }}{{ else }}{{ $_ := unset . "a" }}{{ end }}{{ end }}"#,
+            r#"{{ range .l }}{{ with (merge (dict) .) }}{{ end }}{{ end }}"#,
+            r#"{{ template "y" (mergeOverwrite . .) }}"#,
+            r#"{{ (mustMerge . .).a }}"#,
+        ] {
+            assert!(may_write(text), "{text}");
+        }
     }
 
     #[test]

@@ -662,16 +662,21 @@ mod tests {
                 _ => Value::Missing,
             })
         };
-        let (Value::Map(proxy), Value::Map(original_proxy)) =
-            (at(&copy, &["global", "proxy"]), at(&original, &["global", "proxy"]))
-        else {
+        let (Value::Map(proxy), Value::Map(original_proxy)) = (
+            at(&copy, &["global", "proxy"]),
+            at(&original, &["global", "proxy"]),
+        ) else {
             panic!("maps")
         };
         proxy.insert("image".into(), Value::str("mine"));
         original_proxy.insert("tag".into(), Value::str("theirs"));
-        assert_eq!(at(&original, &["global", "proxy", "image"]), Value::str("proxyv2"));
+        assert_eq!(
+            at(&original, &["global", "proxy", "image"]),
+            Value::str("proxyv2")
+        );
         assert_eq!(at(&copy, &["global", "proxy", "tag"]), Value::Missing);
-        let (Value::List(list), Value::List(original_list)) = (at(&copy, &["list"]), at(&original, &["list"]))
+        let (Value::List(list), Value::List(original_list)) =
+            (at(&copy, &["list"]), at(&original, &["list"]))
         else {
             panic!("lists")
         };

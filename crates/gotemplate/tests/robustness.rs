@@ -193,7 +193,9 @@ fn an_execution_stops_at_its_deadline() {
         deadline: Some(Instant::now()),
         ..ExecOptions::default()
     };
-    let err = t.execute_with(&Value::Nil, passed).expect_err("the deadline passed");
+    let err = t
+        .execute_with(&Value::Nil, passed)
+        .expect_err("the deadline passed");
     assert_eq!(err.kind, ExecErrorKind::Deadline);
     assert_eq!(
         err.message,
@@ -207,7 +209,9 @@ fn an_execution_stops_at_its_deadline() {
     let err = t.execute_with(&Value::Nil, soon).expect_err("stopped");
     assert_eq!(err.kind, ExecErrorKind::Deadline);
     assert!(
-        err.message.starts_with("template: t:1:14: executing \"t\" at <2000000000>: execution stopped at its deadline after "),
+        err.message.starts_with(
+            "template: t:1:14: executing \"t\" at <2000000000>: execution stopped at its deadline after "
+        ),
         "{}",
         err.message
     );
@@ -216,7 +220,10 @@ fn an_execution_stops_at_its_deadline() {
         deadline: Some(Instant::now() + Duration::from_secs(3600)),
         ..ExecOptions::default()
     };
-    let short = Template::new("t").funcs(&sprig::funcs()).parse("{{range 3}}.{{end}}").expect("parses");
+    let short = Template::new("t")
+        .funcs(&sprig::funcs())
+        .parse("{{range 3}}.{{end}}")
+        .expect("parses");
     assert_eq!(short.execute_with(&Value::Nil, later).as_deref(), Ok("..."));
     assert_eq!(short.execute(&Value::Nil).as_deref(), Ok("..."));
 }

@@ -413,3 +413,35 @@ impl Node {
 fn is_go_space(c: char) -> bool {
     c.is_whitespace()
 }
+
+/// Whether a function for which `called` is true is called anywhere in `nodes`: in actions,
+/// branch pipelines and bodies, template calls' arguments, nested pipelines and chains.
+pub(crate) fn calls_any(nodes: &[Node], called: &dyn Fn(&str) -> bool) -> bool {
+    fn in_pipe(pipe: &PipeNode, called: &dyn Fn(&str) -> bool) -> bool {
+        pipe.cmds
+            .iter()
+            .flat_map(|cmd| &cmd.args)
+            .any(|arg| in_arg(arg, called))
+    }
+    fn in_arg(arg: &Arg, called: &dyn Fn(&str) -> bool) -> bool {
+        match arg {
+            Arg::Identifier { name, .. } => called(name),
+            Arg::Pipe(pipe) => in_pipe(pipe, called),
+            Arg::Chain { node, .. } => in_arg(node, called),
+            _ => false,
+        }
+    }
+    nodes.iter().any(|node| match node {
+        Node::Action(action) => in_pipe(&action.pipe, called),
+        Node::If(branch) | Node::Range(branch) | Node::With(branch) => {
+            in_pipe(&branch.pipe, called)
+                || calls_any(&branch.list.nodes, called)
+                || branch
+                    .else_list
+                    .as_ref()
+                    .is_some_and(|list| calls_any(&list.nodes, called))
+        }
+        Node::Template(template) => template.pipe.as_ref().is_some_and(|pipe| in_pipe(pipe, called)),
+        Node::Text(_) | Node::Comment(_) | Node::Break(_) | Node::Continue(_) => false,
+    })
+}

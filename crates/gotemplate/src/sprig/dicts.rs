@@ -93,7 +93,8 @@ pub fn register(m: &mut FuncMap) {
                 m.insert(s(&a[1]).to_string(), a[2].clone());
             }
             Ok(a[0].clone())
-        }),
+        })
+        .writing_maps(),
     );
     m.insert(
         "unset",
@@ -102,7 +103,8 @@ pub fn register(m: &mut FuncMap) {
                 m.remove(s(&a[1]));
             }
             Ok(a[0].clone())
-        }),
+        })
+        .writing_maps(),
     );
     m.insert(
         "hasKey",
@@ -161,18 +163,21 @@ pub fn register(m: &mut FuncMap) {
             Ok(Value::map(d))
         }),
     );
-    m.insert("merge", Func::variadic(&[AnyMap], AnyMap, |a| merge(a, false)));
+    m.insert(
+        "merge",
+        Func::variadic(&[AnyMap], AnyMap, |a| merge(a, false)).writing_maps(),
+    );
     m.insert(
         "mustMerge",
-        Func::variadic(&[AnyMap], AnyMap, |a| merge(a, false)),
+        Func::variadic(&[AnyMap], AnyMap, |a| merge(a, false)).writing_maps(),
     );
     m.insert(
         "mergeOverwrite",
-        Func::variadic(&[AnyMap], AnyMap, |a| merge(a, true)),
+        Func::variadic(&[AnyMap], AnyMap, |a| merge(a, true)).writing_maps(),
     );
     m.insert(
         "mustMergeOverwrite",
-        Func::variadic(&[AnyMap], AnyMap, |a| merge(a, true)),
+        Func::variadic(&[AnyMap], AnyMap, |a| merge(a, true)).writing_maps(),
     );
     m.insert(
         "dig",
