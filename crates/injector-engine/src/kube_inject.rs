@@ -246,6 +246,7 @@ fn into_object(
         namespace: None,
         path_env: Default::default(),
         owner: Some(owner),
+        deadline: None,
     };
     let injected = match injector.inject(&request).map_err(|e| e.0)? {
         Outcome::Injected { pod, .. } => pod,

@@ -28,6 +28,7 @@
 
 pub mod cache;
 mod compiled;
+pub mod deadline;
 pub mod decide;
 pub mod gojson;
 pub mod gotime;

@@ -10,6 +10,10 @@
 //! (the strategic merges and the user's overrides re-applied), [`crate::post`] (Istio's
 //! `postProcessPod`) and [`crate::patch`] (the JSON Patch from the pod as received).
 //!
+//! An injection stops at the request's deadline ([`crate::deadline`]): checked between the stages
+//! (a template's failure, the deadline's included, is told by the merge), and every few steps
+//! while a template executes.
+//!
 //! The render stage is the one step a caller may change: [`inject_with`] takes any
 //! [`Render`]; [`CompiledConfig::inject`] renders every template, and the render cache
 //! ([`crate::cache::RenderCache`]) wraps this same pipeline with a [`Render`] that reuses earlier
@@ -46,6 +50,9 @@ pub struct Request<'a> {
     /// The owning workload when the caller knows it (kube-inject); otherwise Istio's owner
     /// heuristic names it from the pod.
     pub owner: Option<Owner>,
+    /// When the caller stops waiting for the answer (the webhook's: the API server's timeout);
+    /// past it the injection stops and is denied ([`crate::deadline`]).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// The result of an injection.
@@ -88,9 +95,12 @@ impl CompiledConfig {
 
     /// Istio's `injectPod`: the injected pod, without deciding.
     pub fn inject_pod(&self, original: &Value, request: &Request<'_>) -> Result<Value, InjectError> {
+        let _deadline = crate::deadline::Scope::enter(request.deadline);
         let prepared = crate::prepare::prepare_pod(self, original.clone(), request)?;
+        crate::deadline::check("before rendering the templates")?;
         let rendered = Plain.render(self, &prepared);
         let merged = crate::merge::merge(self, &prepared, rendered.overlays)?;
+        crate::deadline::check("before post-processing the pod")?;
         crate::post::post_process(self, &prepared, merged)
     }
 
@@ -109,14 +119,18 @@ pub fn inject_with(
     request: &Request<'_>,
     render: &impl Render,
 ) -> Result<Outcome, InjectError> {
+    let _deadline = crate::deadline::Scope::enter(request.deadline);
     let (received, decision) = crate::decide::decide_request(config, request)?;
     if !decision.inject {
         return Ok(Outcome::Skipped { decision });
     }
     let prepared = crate::prepare::prepare(config, received, request)?;
+    crate::deadline::check("before rendering the templates")?;
     let rendered = render.render(config, &prepared);
     let merged = crate::merge::merge(config, &prepared, rendered.overlays)?;
+    crate::deadline::check("before post-processing the pod")?;
     let pod = crate::post::post_process(config, &prepared, merged)?;
+    crate::deadline::check("before writing the patch")?;
     let patch = crate::patch::patch_of_injection(received, &pod)?;
     Ok(Outcome::Injected {
         pod,

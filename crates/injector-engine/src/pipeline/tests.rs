@@ -86,6 +86,7 @@ fn injects_and_the_patch_reproduces_the_pod() {
         namespace: Some("shop"),
         path_env: Default::default(),
         owner: None,
+        deadline: None,
     };
     let (result, patch) = injected(injector.inject(&request).expect("injects"));
 
@@ -163,6 +164,7 @@ fn injecting_an_injected_pod_changes_nothing() {
         namespace: Some("shop"),
         path_env: Default::default(),
         owner: None,
+        deadline: None,
     };
     let (first, _) = injected(injector.inject(&request).expect("injects"));
     let again = Request {
@@ -170,6 +172,7 @@ fn injecting_an_injected_pod_changes_nothing() {
         namespace: Some("shop"),
         path_env: Default::default(),
         owner: None,
+        deadline: None,
     };
     let (second, patch) = injected(injector.inject(&again).expect("injects again"));
     assert_eq!(second, first);
@@ -196,6 +199,7 @@ fn native_sidecars_put_the_proxy_in_init_containers_when_the_template_does() {
         namespace: Some("shop"),
         path_env: Default::default(),
         owner: None,
+        deadline: None,
     };
     let (result, _) = injected(injector.inject(&request).expect("injects"));
     assert_eq!(
@@ -227,6 +231,7 @@ fn policy_skips_without_a_patch() {
         namespace: Some("shop"),
         path_env: Default::default(),
         owner: None,
+        deadline: None,
     };
     match injector.inject(&request).expect("decides") {
         Outcome::Skipped { decision } => assert_eq!(decision.rule.id(), "defaultPolicy"),
@@ -244,6 +249,7 @@ fn invalid_annotations_are_rejected_with_istio_words() {
         namespace: Some("shop"),
         path_env: Default::default(),
         owner: None,
+        deadline: None,
     };
     let error = injector.inject(&request).expect_err("invalid annotation");
     assert!(
@@ -265,6 +271,7 @@ fn unknown_templates_and_bad_templates_are_errors() {
         namespace: Some("shop"),
         path_env: Default::default(),
         owner: None,
+        deadline: None,
     };
     let error = injector.inject(&request).expect_err("unknown template");
     assert!(
@@ -307,6 +314,7 @@ fn execution_errors_name_the_template_line() {
         namespace: Some("shop"),
         path_env: Default::default(),
         owner: None,
+        deadline: None,
     };
     let error = injector.inject(&request).expect_err("exec error");
     assert!(error.0.contains("template: inject:2:"), "{error}");

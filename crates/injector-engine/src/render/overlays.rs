@@ -1,7 +1,6 @@
 //! Stage 3, rendering: each selected template executed on the pod's template data and its YAML
 //! parsed into an overlay, as Istio's `RunTemplate` does.
 
-use gotemplate::Template;
 use serde_json::{Map, Value};
 
 use crate::cache::RenderSource;
@@ -52,8 +51,11 @@ pub fn render_templates(
     watch: Option<&dyn gotemplate::Watch>,
 ) -> Vec<Result<Value, InjectError>> {
     let mut overlays = Vec::with_capacity(templates.len());
-    for template in templates.iter().filter_map(|name| config.template(name)) {
-        let overlay = render_overlay(template, data, watch);
+    for (name, template) in templates
+        .iter()
+        .filter_map(|name| Some((name, config.template(name)?)))
+    {
+        let overlay = super::execute(name, template, data, watch).and_then(|text| parse_overlay(&text));
         let failed = overlay.is_err();
         overlays.push(overlay);
         if failed {
@@ -80,20 +82,6 @@ pub fn template_data(config: &CompiledConfig, inputs: &TemplateInputs) -> gotemp
         proxy_image: inputs.proxy_image.clone(),
         proxy_init_image: inputs.proxy_init_image.clone(),
     })
-}
-
-/// One template rendered and parsed.
-fn render_overlay(
-    template: &Template,
-    data: &gotemplate::Value,
-    watch: Option<&dyn gotemplate::Watch>,
-) -> Result<Value, InjectError> {
-    let rendered = match watch {
-        Some(watch) => template.execute_watched(data, watch),
-        None => template.execute(data),
-    }
-    .map_err(|e| InjectError(format!("failed to run injection template: {e}")))?;
-    parse_overlay(&rendered)
 }
 
 /// The rendered template as a pod overlay (YAML 1.1, like `sigs.k8s.io/yaml`).

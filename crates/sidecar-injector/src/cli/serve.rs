@@ -219,13 +219,14 @@ impl Explain for Console {
     }
 }
 
-/// The engine's request for an admission.
+/// The engine's request for an admission: it stops at the admission's deadline.
 fn request_of(input: &AdmissionInput) -> Request<'_> {
     Request {
         pod: Some(&input.object),
         namespace: Some(input.namespace.as_str()),
         path_env: input.path_env.clone(),
         owner: None,
+        deadline: Some(input.deadline),
     }
 }
 

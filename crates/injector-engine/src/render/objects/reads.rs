@@ -216,7 +216,8 @@ impl Drop for Stop {
 
 /// Runs `f`, logging its reads of `document` (compacted), or `None` when a recording was already
 /// under way on this thread (nested recordings are not supported; the caller then does not
-/// cache).
+/// cache), or when the injection's deadline passed while `f` ran (its renders are of no use
+/// then, and the compaction would only delay the end).
 pub fn record<R>(document: &Arc<Json>, f: impl FnOnce() -> R) -> (R, Option<Vec<Read>>) {
     let started = RECORDING.with(|recording| {
         let mut recording = recording.borrow_mut();
@@ -236,6 +237,9 @@ pub fn record<R>(document: &Arc<Json>, f: impl FnOnce() -> R) -> (R, Option<Vec<
     let result = f();
     let reads = RECORDING.with(|recording| recording.borrow_mut().take().map(|r| r.reads));
     drop(stop);
+    if crate::deadline::passed() {
+        return (result, None);
+    }
     (result, reads.map(compact))
 }
 
