@@ -60,8 +60,8 @@ pub struct CompiledConfig {
     config: InjectorConfig,
     templates: BTreeMap<String, Template>,
     values: Value,
-    /// `values` converted once for the templates.
-    template_values: gotemplate::Value,
+    /// `values` converted once for the templates (copied per render if they may write into it).
+    template_values: crate::render::TemplateValues,
     /// Shared with every render's template data (never copied per pod).
     mesh: Arc<Value>,
     /// The ProxyConfig of every pod without the `proxy.istio.io/config` annotation (shared).
@@ -110,7 +110,7 @@ impl CompiledConfig {
             .collect();
         Ok(Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            template_values: gotemplate::Value::from_json(&values),
+            template_values: crate::render::TemplateValues::new(&values, templates.values()),
             mesh_proxy_config: Arc::new(crate::mesh::mesh_proxy_config(&mesh)),
             mesh: Arc::new(mesh),
             config,
@@ -157,7 +157,7 @@ impl CompiledConfig {
     }
 
     /// The values as the templates get them.
-    pub(crate) fn template_values(&self) -> &gotemplate::Value {
+    pub(crate) fn template_values(&self) -> &crate::render::TemplateValues {
         &self.template_values
     }
 

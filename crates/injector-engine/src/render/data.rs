@@ -5,11 +5,18 @@
 //! change per request; the mesh config and the values are shared `Arc`s / [`Value`]s built
 //! once per configuration), then [`sidecar_template_data`]. Nothing is converted up front:
 //! each field becomes a template value on first access and is cached.
+//!
+//! The data of one pod is its own: a template that writes into a map it was given (sprig's
+//! `set`, `unset`, `merge` change maps in place) changes what the later templates of the same
+//! pod see, as in Go, and nothing any other pod sees. `.ProxyConfig`, `.MeshConfig` and the
+//! pod's fields are made for each pod from JSON; `.Values`, converted once per configuration, is
+//! [`TemplateValues`]: shared by the renders when no template can write into it, else copied
+//! for each.
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
-use gotemplate::{IntType, Object, Value};
+use gotemplate::{IntType, Object, Template, Value};
 use serde_json::Value as Json;
 
 use super::objects::gostruct::{GoStruct, JsonRef};
@@ -27,7 +34,7 @@ pub struct TemplateInput {
     pub mesh: Arc<Json>,
     /// The pod's effective ProxyConfig, protobuf JSON (`mesh::effective_proxy_config`).
     pub proxy_config: Arc<Json>,
-    /// The `values`, converted once per configuration with [`Value::from_json`].
+    /// `.Values`: this render's own ([`TemplateValues::for_render`]).
     pub values: Value,
     /// The injector's revision.
     pub revision: String,
@@ -93,7 +100,8 @@ impl TemplateInput {
             pod,
             mesh: settings.mesh.clone(),
             proxy_config: Arc::new(proxy_config),
-            values: settings.values.clone(),
+            // Settings do not know the templates: a copy, in case they write into it.
+            values: settings.values.unshared(),
             revision: settings.revision.clone(),
             native_sidecars,
             compliance_policy: settings.compliance_policy.clone(),
@@ -102,6 +110,36 @@ impl TemplateInput {
             proxy_image,
             proxy_init_image,
         })
+    }
+}
+
+/// `.Values` for the renders of one configuration: converted once, and shared by every render
+/// when no template of the configuration may write into a map ([`Template::may_write_maps`]),
+/// else copied for each render ([`Value::unshared`]), so that a template's `set .Values …`
+/// changes its own pod's render and no other (nor the renders the render cache keeps, which
+/// assume `.Values` is the same for every pod).
+#[derive(Debug, Clone)]
+pub struct TemplateValues {
+    value: Value,
+    copied_per_render: bool,
+}
+
+impl TemplateValues {
+    /// The values for renders of `templates`.
+    pub fn new<'a>(values: &Json, templates: impl IntoIterator<Item = &'a Template>) -> TemplateValues {
+        TemplateValues {
+            value: Value::from_json(values),
+            copied_per_render: templates.into_iter().any(Template::may_write_maps),
+        }
+    }
+
+    /// The `.Values` of one render: its own copy when a template may write into it.
+    pub fn for_render(&self) -> Value {
+        if self.copied_per_render {
+            self.value.unshared()
+        } else {
+            self.value.clone()
+        }
     }
 }
 

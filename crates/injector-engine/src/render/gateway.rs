@@ -28,7 +28,8 @@ pub struct GatewayInput {
     pub mesh: Arc<Json>,
     /// The ProxyConfig: the mesh `defaultConfig` (protobuf JSON).
     pub proxy_config: Arc<Json>,
-    /// The `values`, converted once with [`Value::from_json`].
+    /// `.Values`: this render's own when the templates may write into it
+    /// ([`super::data::TemplateValues::for_render`]).
     pub values: Value,
     /// `ProxyImage`.
     pub proxy_image: String,

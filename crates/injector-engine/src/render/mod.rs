@@ -70,7 +70,7 @@ pub mod yaml;
 #[cfg(test)]
 mod tests;
 
-pub use data::{RenderSettings, TemplateInput, sidecar_template_data};
+pub use data::{RenderSettings, TemplateInput, TemplateValues, sidecar_template_data};
 pub use funcs::istio_funcs;
 pub use gateway::{GatewayInput, gateway_template_data};
 pub use overlays::{Plain, Render, Rendered, deterministic, render_templates, template_data};

@@ -73,7 +73,7 @@ pub fn template_data(config: &CompiledConfig, inputs: &TemplateInputs) -> gotemp
         owner: inputs.owner.clone(),
         mesh: config.mesh_arc().clone(),
         proxy_config: inputs.proxy_config.clone(),
-        values: config.template_values().clone(),
+        values: config.template_values().for_render(),
         revision: options.revision.clone(),
         native_sidecars: options.native_sidecars,
         compliance_policy: options.compliance_policy.clone(),
