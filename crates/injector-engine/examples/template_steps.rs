@@ -89,7 +89,10 @@ fn main() {
 fn steps(template: &Template, data: &gotemplate::Value) -> u64 {
     let over = |max: u64| match template.clone().max_steps(max).execute(data) {
         Err(e) if e.kind == ExecErrorKind::StepBudget => true,
-        Err(e) if max > 0 => panic!("the template fails: {e}"),
+        Err(e) if max > 0 => {
+            eprintln!("the template fails: {e}");
+            std::process::exit(1);
+        }
         _ => false,
     };
     if !over(0) {

@@ -6,6 +6,7 @@
 #![allow(clippy::panic)]
 
 mod abuse;
+mod abuse_engine;
 mod completion;
 mod console;
 mod doctor;

@@ -74,10 +74,15 @@ impl Drop for Served {
 impl Served {
     /// Starts `serve` with its own CA in `files` and `extra` flags, and waits until it is ready.
     pub fn start(files: &Files, extra: &[&str]) -> Self {
+        Self::start_binary(env!("CARGO_BIN_EXE_sidecar-injector"), files, extra)
+    }
+
+    /// [`Served::start`] of the sidecar-injector binary at `binary`.
+    pub fn start_binary(binary: &str, files: &Files, extra: &[&str]) -> Self {
         let ca = files.write("ca.pem", "");
         std::fs::remove_file(&ca).expect("the CA file is created by the server");
         let (port, monitoring) = (free_port(), free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_sidecar-injector"))
+        let child = Command::new(binary)
             .args([
                 "serve",
                 "--addr",
