@@ -15,6 +15,7 @@ use crate::{
     decision::{self, ChoiceSource, Decision, INJECT_KEY, PodFacts, Rule},
     gate::{self, NamespaceFacts, WebhookConfiguration, WebhookVerdict},
     selector::{Labels, Operator, Requirement},
+    shell,
     workload::{PodTemplate, WorkloadKind},
 };
 
@@ -307,9 +308,9 @@ fn gate_warnings(
         .any(|v| v.namespace_selector.selector != "<everything>");
     if !namespace_given && needs_labels {
         warnings.push(format!(
-            "no --namespace given: assuming namespace {:?} has no labels (check with: kubectl get namespace {} \
-             --show-labels)",
-            namespace.name, namespace.name
+            "no --namespace given: assuming namespace {:?} has no labels (check with: {})",
+            namespace.name,
+            shell::command(["kubectl", "get", "namespace", &namespace.name, "--show-labels"])
         ));
     }
     let called: Vec<&str> = verdicts
@@ -577,9 +578,14 @@ fn decision_remedies(
         };
         Remedy {
             description: format!("{why}: set `policy: {policy}` in data.config of the injector ConfigMap"),
-            command: Some(format!(
-                "kubectl -n {config_map_namespace} edit configmap {config_map}"
-            )),
+            command: Some(shell::command([
+                "kubectl",
+                "-n",
+                config_map_namespace,
+                "edit",
+                "configmap",
+                config_map,
+            ])),
         }
     };
     let mut remedies = match &decision.rule {
@@ -643,10 +649,15 @@ fn restart_remedy(workload: &PodTemplate, namespace: &str) -> Remedy {
                 "injection happens only when a pod is created: restart the workload so existing pods are \
                           replaced"
                     .to_owned(),
-            command: Some(format!(
-                "kubectl -n {namespace} rollout restart {} {name}",
-                workload.kind.resource()
-            )),
+            command: Some(shell::command([
+                "kubectl",
+                "-n",
+                namespace,
+                "rollout",
+                "restart",
+                workload.kind.resource(),
+                name,
+            ])),
         },
         WorkloadKind::Pod => Remedy {
             description: "injection happens only when a pod is created: delete and re-create the pod"
@@ -696,17 +707,18 @@ fn describe_changes(changes: &[LabelChange]) -> String {
 }
 
 fn label_namespace_command(namespace: &str, changes: &[LabelChange]) -> String {
-    let arguments: Vec<String> = changes
-        .iter()
-        .map(|change| match change {
-            LabelChange::Set(key, value) => format!("{key}={value}"),
-            LabelChange::Remove(key) => format!("{key}-"),
-        })
-        .collect();
-    format!(
-        "kubectl label namespace {namespace} {} --overwrite",
-        arguments.join(" ")
-    )
+    let mut words = vec![
+        "kubectl".to_owned(),
+        "label".to_owned(),
+        "namespace".to_owned(),
+        namespace.to_owned(),
+    ];
+    words.extend(changes.iter().map(|change| match change {
+        LabelChange::Set(key, value) => format!("{key}={value}"),
+        LabelChange::Remove(key) => format!("{key}-"),
+    }));
+    words.push("--overwrite".to_owned());
+    shell::command(words)
 }
 
 /// A `kubectl patch` (JSON merge patch) that sets or removes labels or annotations on the pod
@@ -732,11 +744,18 @@ fn metadata_patch_command(
     for segment in workload.template_path.split('.').rev() {
         patch = serde_json::json!({segment: patch});
     }
-    Some(format!(
-        "kubectl -n {namespace} patch {} {} --type merge -p '{patch}'",
+    Some(shell::command([
+        "kubectl",
+        "-n",
+        namespace,
+        "patch",
         workload.kind.resource(),
-        object_name(workload)
-    ))
+        object_name(workload),
+        "--type",
+        "merge",
+        "-p",
+        &shell::json(&patch),
+    ]))
 }
 
 fn template_noun(workload: &PodTemplate) -> String {

@@ -11,6 +11,8 @@ pub mod gate;
 pub mod ignored_annotations;
 pub mod object;
 pub mod selector;
+pub mod shell;
+pub mod terminal;
 pub mod validation;
 pub mod workload;
 pub mod yaml;

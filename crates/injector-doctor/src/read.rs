@@ -1,5 +1,6 @@
 //! The outcome of one read from the cluster, and why it failed.
 
+use injector_core::shell;
 use serde::Serialize;
 
 /// What one read returned: the objects, or why there are none.
@@ -67,17 +68,18 @@ impl ReadFailure {
             None if cluster_scoped => ("", target),
             None => (target, ""),
         };
-        let mut command = format!("kubectl auth can-i {verb} {resource}");
-        if !name.is_empty() {
-            command.push('/');
-            command.push_str(name);
-        }
+        let object = if name.is_empty() {
+            resource.to_owned()
+        } else {
+            format!("{resource}/{name}")
+        };
+        let mut words = vec!["kubectl", "auth", "can-i", verb, &object];
         if !namespace.is_empty() {
-            command.push_str(&format!(" -n {namespace}"));
+            words.extend(["-n", namespace]);
         } else if target.is_empty() && verb == "list" {
-            command.push_str(" --all-namespaces");
+            words.push("--all-namespaces");
         }
-        command
+        shell::command(words)
     }
 }
 

@@ -15,7 +15,7 @@ use std::{
     sync::Arc,
 };
 
-use injector_core::workload;
+use injector_core::{shell, workload};
 use injector_engine::{
     post::status::STATUS_ANNOTATION,
     prepare::owner::{Owner, owner_of as istio_owner_of},
@@ -475,7 +475,11 @@ pub fn restart_owner_in(controllers: &BTreeMap<ObjectKey, Value>, pod: &Value) -
 
 fn remedy(owner: &ObjectKey, pods: &[StalePod]) -> Remedy {
     let namespace = &owner.namespace;
-    let pod_names = pods.iter().map(|p| p.pod.as_str()).collect::<Vec<_>>().join(" ");
+    let delete_pods = || {
+        let mut words = vec!["kubectl", "delete", "pod", "-n", namespace];
+        words.extend(pods.iter().map(|p| p.pod.as_str()));
+        shell::command(words)
+    };
     if pods
         .iter()
         .any(|p| matches!(p.staleness, Staleness::CannotInject { .. }))
@@ -493,15 +497,19 @@ fn remedy(owner: &ObjectKey, pods: &[StalePod]) -> Remedy {
     match owner.kind.as_str() {
         "Deployment" | "StatefulSet" | "DaemonSet" => Remedy {
             restartable: true,
-            command: Some(format!(
-                "kubectl rollout restart {} -n {namespace}",
-                owner.kubectl_name()
-            )),
+            command: Some(shell::command([
+                "kubectl",
+                "rollout",
+                "restart",
+                &owner.kubectl_name(),
+                "-n",
+                namespace,
+            ])),
             note: None,
         },
         "ReplicaSet" | "ReplicationController" => Remedy {
             restartable: false,
-            command: Some(format!("kubectl delete pod -n {namespace} {pod_names}")),
+            command: Some(delete_pods()),
             note: Some(format!("the {} re-creates the pods it loses", owner.kind)),
         },
         "CronJob" => Remedy {
@@ -520,7 +528,7 @@ fn remedy(owner: &ObjectKey, pods: &[StalePod]) -> Remedy {
         },
         _ => Remedy {
             restartable: false,
-            command: Some(format!("kubectl delete pod -n {namespace} {pod_names}")),
+            command: Some(delete_pods()),
             note: Some("a bare pod: create it again from its manifest after deleting it".to_owned()),
         },
     }

@@ -3,6 +3,7 @@
 //! injector serves (a TLS handshake, only with webhooks registered by a loopback `url:`) or the
 //! certificate in its Secret is verified against the bundle for the name the API server dials.
 
+use injector_core::shell;
 use k8s_openapi::api::{admissionregistration::v1::MutatingWebhook, core::v1::Secret};
 
 use super::{no_webhooks, ours};
@@ -61,10 +62,15 @@ pub fn check(snapshot: &Snapshot) -> Check {
                 Outcome::Unknown { why, evidence } => {
                     check.raise(Verdict::Unknown);
                     if why.contains("(forbidden)") {
-                        check.fixes.push(format!(
-                            "kubectl auth can-i get secrets -n {}",
-                            snapshot.settings.injector_namespace
-                        ));
+                        check.fixes.push(shell::command([
+                            "kubectl",
+                            "auth",
+                            "can-i",
+                            "get",
+                            "secrets",
+                            "-n",
+                            &snapshot.settings.injector_namespace,
+                        ]));
                     }
                     check.evidence.extend(evidence);
                     problems.push(format!("{label}: {why}"));
@@ -220,10 +226,22 @@ fn fixes(snapshot: &Snapshot, configuration: &str, index: usize, webhook: &Mutat
     let settings = &snapshot.settings;
     let namespace = &settings.injector_namespace;
     let mut fixes = Vec::new();
+    // The bundle is read by a command substitution inside the double-quoted patch: the only shell
+    // text here that is not a quoted word is ours.
     let patch_from = |secret: &str, key: &str| {
+        let read = shell::command([
+            "kubectl",
+            "-n",
+            namespace,
+            "get",
+            "secret",
+            secret,
+            "-o",
+            &format!("jsonpath={{.data.{}}}", key.replace('.', "\\.")),
+        ]);
         format!(
-            "kubectl patch mutatingwebhookconfiguration {configuration} --type=json -p \"[{{\\\"op\\\":\\\"add\\\",\\\"path\\\":\\\"/webhooks/{index}/clientConfig/caBundle\\\",\\\"value\\\":\\\"$(kubectl -n {namespace} get secret {secret} -o jsonpath='{{.data.{}}}')\\\"}}]\"",
-            key.replace('.', "\\.")
+            "{} --type=json -p \"[{{\\\"op\\\":\\\"add\\\",\\\"path\\\":\\\"/webhooks/{index}/clientConfig/caBundle\\\",\\\"value\\\":\\\"$({read})\\\"}}]\"",
+            shell::command(["kubectl", "patch", "mutatingwebhookconfiguration", configuration])
         )
     };
     let exists = |name: &str| {
@@ -239,7 +257,8 @@ fn fixes(snapshot: &Snapshot, configuration: &str, index: usize, webhook: &Mutat
     } else if exists(&settings.ca_secret) {
         fixes.push(patch_from(&settings.ca_secret, "ca.crt"));
         fixes.push(format!(
-            "or let the injector's leader do it: run it with --cluster (it patches the caBundle of istio-sidecar-injector and istio.io/rev-labelled configurations), and check: kubectl -n {namespace} logs -l app=sidecar-injector"
+            "or let the injector's leader do it: run it with --cluster (it patches the caBundle of istio-sidecar-injector and istio.io/rev-labelled configurations), and check: {}",
+            shell::command(["kubectl", "-n", namespace, "logs", "-l", "app=sidecar-injector"])
         ));
     }
     match Target::of(webhook) {
@@ -247,7 +266,8 @@ fn fixes(snapshot: &Snapshot, configuration: &str, index: usize, webhook: &Mutat
             "file mode: put the CA that signs --tls-cert in the caBundle (`serve --write-ca ca.pem`, then base64 -w0 ca.pem), or serve a certificate signed by the CA already there".to_owned(),
         ),
         Target::Service { namespace, name, .. } => fixes.push(format!(
-            "the seed's fix when the injector serves a certificate from an older CA: kubectl -n {namespace} rollout restart deployment {name}"
+            "when the injector serves a certificate from an older CA: {}",
+            shell::command(["kubectl", "-n", &namespace, "rollout", "restart", "deployment", &name])
         )),
         _ => {}
     }
@@ -296,8 +316,10 @@ mod tests {
         let check = check(&snapshot);
         assert_eq!(check.verdict, Verdict::Error);
         assert!(check.summary.contains("caBundle is empty"), "{check:?}");
-        assert!(check.fixes[0].contains("/webhooks/0/clientConfig/caBundle"));
-        assert!(check.fixes[0].contains("get secret sidecar-injector-ca -o jsonpath='{.data.ca\\.crt}'"));
+        assert_eq!(
+            check.fixes[0],
+            r#"kubectl patch mutatingwebhookconfiguration istio-sidecar-injector --type=json -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(kubectl -n istio-system get secret sidecar-injector-ca -o "jsonpath={.data.ca\\.crt}")\"}]""#
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use injector_core::{
     gate::NamespaceFacts,
     selector::{LabelSelector, Labels},
+    shell,
 };
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhook;
 use serde_json::json;
@@ -75,9 +76,16 @@ pub fn check(snapshot: &Snapshot) -> Check {
                 problems.push(format!(
                     "{label}: timeoutSeconds {timeout} is above the API server's default of {DEFAULT_TIMEOUT_SECONDS}: a hung injector holds every pod creation {timeout} s"
                 ));
-                check.fixes.push(format!(
-                    "kubectl patch mutatingwebhookconfiguration {name} --type=json -p '[{{\"op\":\"replace\",\"path\":\"/webhooks/{index}/timeoutSeconds\",\"value\":{DEFAULT_TIMEOUT_SECONDS}}}]'"
-                ));
+                let patch = json!([{"op": "replace", "path": format!("/webhooks/{index}/timeoutSeconds"), "value": DEFAULT_TIMEOUT_SECONDS}]);
+                check.fixes.push(shell::command([
+                    "kubectl",
+                    "patch",
+                    "mutatingwebhookconfiguration",
+                    name,
+                    "--type=json",
+                    "-p",
+                    &shell::json(&patch),
+                ]));
             }
             if let Some(key) = target.service_key() {
                 replicas(snapshot, &key, &injector_labels, &mut check, &mut problems);
@@ -142,10 +150,15 @@ fn exclude_namespace(
             json!({"op": "add", "path": format!("/webhooks/{index}/namespaceSelector/matchExpressions"), "value": [requirement]})
         }
     };
-    format!(
-        "kubectl patch mutatingwebhookconfiguration {configuration} --type=json -p '{}'",
-        json!([operation])
-    )
+    shell::command([
+        "kubectl",
+        "patch",
+        "mutatingwebhookconfiguration",
+        configuration,
+        "--type=json",
+        "-p",
+        &shell::json(&json!([operation])),
+    ])
 }
 
 fn replicas(snapshot: &Snapshot, key: &str, labels: &Labels, check: &mut Check, problems: &mut Vec<String>) {
@@ -179,8 +192,26 @@ fn replicas(snapshot: &Snapshot, key: &str, labels: &Labels, check: &mut Check, 
         ));
         let selector: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         check.fixes.push(format!(
-            "kubectl -n {namespace} scale deployment NAME --replicas=2 && kubectl -n {namespace} create poddisruptionbudget sidecar-injector --selector={} --min-available=1",
-            selector.join(",")
+            "{} && {}",
+            shell::command([
+                "kubectl",
+                "-n",
+                namespace,
+                "scale",
+                "deployment",
+                "NAME",
+                "--replicas=2"
+            ]),
+            shell::command([
+                "kubectl",
+                "-n",
+                namespace,
+                "create",
+                "poddisruptionbudget",
+                "sidecar-injector",
+                &format!("--selector={}", selector.join(",")),
+                "--min-available=1",
+            ])
         ));
     }
 }

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use injector_core::shell;
 use k8s_openapi::{
     api::{core::v1::Service, discovery::v1::EndpointSlice},
     apimachinery::pkg::util::intstr::IntOrString,
@@ -95,9 +96,13 @@ fn service(snapshot: &Snapshot, target: &Target, check: &mut Check, problems: &m
             problems.push(format!(
                 "Service {key} does not exist: the API server cannot call the webhook (no such host / service not found), and a Fail webhook blocks pod creation"
             ));
-            check
-                .fixes
-                .push(format!("kubectl -n {namespace} get services,deployments"));
+            check.fixes.push(shell::command([
+                "kubectl",
+                "-n",
+                namespace,
+                "get",
+                "services,deployments",
+            ]));
             return;
         }
         Some(Ok(Some(service))) => service,
@@ -106,9 +111,9 @@ fn service(snapshot: &Snapshot, target: &Target, check: &mut Check, problems: &m
     let Some((port_name, target_port)) = service_port(service, *port) else {
         check.raise(Verdict::Error);
         problems.push(format!("Service {key} has no port {port}, the webhook's"));
-        check
-            .fixes
-            .push(format!("kubectl -n {namespace} get service {name} -o yaml"));
+        check.fixes.push(shell::command([
+            "kubectl", "-n", namespace, "get", "service", name, "-o", "yaml",
+        ]));
         return;
     };
     let ready = match snapshot.endpoint_slices.get(&key) {
@@ -147,15 +152,12 @@ fn service(snapshot: &Snapshot, target: &Target, check: &mut Check, problems: &m
         problems.push(format!(
             "no endpoints available for service {key}: the injector is not ready, and with failurePolicy Fail no pod in scope can be created"
         ));
-        check
-            .fixes
-            .push(format!("kubectl -n {namespace} get pods -l {selector}"));
-        check
-            .fixes
-            .push(format!("kubectl -n {namespace} describe pods -l {selector}"));
-        check
-            .fixes
-            .push(format!("kubectl -n {namespace} logs -l {selector}"));
+        for verb in [&["get", "pods"][..], &["describe", "pods"], &["logs"]] {
+            let mut words = vec!["kubectl", "-n", namespace];
+            words.extend(verb);
+            words.extend(["-l", &selector]);
+            check.fixes.push(shell::command(words));
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use crate::{
     Check, Snapshot, Verdict,
     certs::{CertInfo, date, pem_certificates},
 };
+use injector_core::shell;
 
 const ID: &str = "expiry";
 const TITLE: &str = "serving certificate and CA expiry";
@@ -107,11 +108,21 @@ fn renewal(snapshot: &Snapshot, what: &str) -> String {
         "renew the certificate the injector serves: file mode reloads new --tls-cert/--tls-key files without a restart; cluster mode renews its own (check its log)".to_owned()
     } else if what.contains(&snapshot.settings.ca_secret) || what.starts_with("CA in the caBundle") {
         format!(
-            "rotate the CA: kubectl -n {namespace} delete secret {} (cluster mode generates a new CA and patches every caBundle)",
-            snapshot.settings.ca_secret
+            "rotate the CA: {} (cluster mode generates a new CA and patches every caBundle)",
+            shell::command([
+                "kubectl",
+                "-n",
+                namespace,
+                "delete",
+                "secret",
+                &snapshot.settings.ca_secret,
+            ])
         )
     } else {
-        format!("renew it (cert-manager: kubectl -n {namespace} delete secret NAME to have it reissued)")
+        format!(
+            "renew it (cert-manager: {} to have it reissued)",
+            shell::command(["kubectl", "-n", namespace, "delete", "secret", "NAME"])
+        )
     }
 }
 

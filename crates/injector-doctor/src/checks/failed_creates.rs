@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use injector_core::shell;
 use k8s_openapi::api::core::v1::Event;
 
 use super::ours;
@@ -99,9 +100,9 @@ pub fn check(snapshot: &Snapshot) -> Check {
             let mut words = first.split(' ');
             let kind = words.next().unwrap_or("").to_ascii_lowercase();
             let (namespace, name) = words.next().unwrap_or("").split_once('/').unwrap_or(("", ""));
-            check
-                .fixes
-                .push(format!("kubectl -n {namespace} describe {kind} {name}"));
+            check.fixes.push(shell::command([
+                "kubectl", "-n", namespace, "describe", &kind, name,
+            ]));
         }
     }
     check.summary = parts.join("; ");

@@ -2,8 +2,8 @@
 //! instead of its pod template (the seed's Deployment trap) — and pods whose label and
 //! annotation disagree (the label wins).
 
-use injector_core::{decision::INJECT_KEY, workload};
-use serde_json::{Value, json};
+use injector_core::{decision::INJECT_KEY, shell, workload};
+use serde_json::json;
 
 use crate::{Check, Snapshot, Verdict};
 
@@ -50,12 +50,17 @@ pub fn check(snapshot: &Snapshot) -> Check {
                 "{kind} {namespace}/{}: sidecar.istio.io/inject: {value:?} is on the {kind}'s own metadata, where it has no effect; its pods do not carry it",
                 template.owner.name
             ));
-            check.fixes.push(format!(
-                "kubectl -n {namespace} patch {} {} --type=merge -p '{}'",
+            check.fixes.push(shell::command([
+                "kubectl",
+                "-n",
+                &namespace,
+                "patch",
                 template.kind.resource(),
-                template.owner.name,
-                template_patch(&template.template_path, value)
-            ));
+                &template.owner.name,
+                "--type=merge",
+                "-p",
+                &template_patch(&template.template_path, value),
+            ]));
         }
     }
     let mut disagreeing = 0;
@@ -102,7 +107,7 @@ fn template_patch(path: &str, value: &str) -> String {
     for key in path.split('.').filter(|k| !k.is_empty()).rev() {
         patch = json!({ key: patch });
     }
-    Value::to_string(&patch)
+    shell::json(&patch)
 }
 
 #[cfg(test)]

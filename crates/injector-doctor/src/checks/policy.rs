@@ -1,7 +1,7 @@
 //! Check 2: the default policy in the injector ConfigMap; a value other than `enabled` or
 //! `disabled` disables injection for every pod, even those annotated `"true"`.
 
-use injector_core::{config::parse_injector_config, decision::Policy};
+use injector_core::{config::parse_injector_config, decision::Policy, shell};
 
 use crate::{Check, Snapshot, Verdict};
 
@@ -16,8 +16,15 @@ pub fn check(snapshot: &Snapshot) -> Check {
         settings.injector_namespace, settings.injector_configmap
     );
     let edit = format!(
-        "kubectl -n {} edit configmap {}   # data.config: policy: enabled (or disabled)",
-        settings.injector_namespace, settings.injector_configmap
+        "{}   # data.config: policy: enabled (or disabled)",
+        shell::command([
+            "kubectl",
+            "-n",
+            &settings.injector_namespace,
+            "edit",
+            "configmap",
+            &settings.injector_configmap,
+        ])
     );
     let configmap = match &snapshot.injector_configmap {
         Err(failure) => return Check::unknown(ID, TITLE, failure),
@@ -28,13 +35,25 @@ pub fn check(snapshot: &Snapshot) -> Check {
                 Verdict::Error,
                 format!("{where_} does not exist: the injector has no configuration to inject with"),
             );
+            check.fixes.push(shell::command([
+                "kubectl",
+                "-n",
+                &settings.injector_namespace,
+                "get",
+                "configmaps",
+            ]));
             check.fixes.push(format!(
-                "kubectl -n {} get configmaps",
-                settings.injector_namespace
-            ));
-            check.fixes.push(format!(
-                "create it (istioctl install, the chart, or kubectl -n {} create configmap {} --from-file=config=CONFIG --from-file=values=VALUES)",
-                settings.injector_namespace, settings.injector_configmap
+                "create it (istioctl install, the chart, or {})",
+                shell::command([
+                    "kubectl",
+                    "-n",
+                    &settings.injector_namespace,
+                    "create",
+                    "configmap",
+                    &settings.injector_configmap,
+                    "--from-file=config=CONFIG",
+                    "--from-file=values=VALUES",
+                ])
             ));
             return check;
         }

@@ -5,6 +5,7 @@
 use injector_core::{
     gate::{self, WebhookConfiguration},
     selector::{LabelSelector, Operator},
+    shell,
 };
 
 use super::{gate_configuration, namespace_facts, ours};
@@ -163,9 +164,14 @@ pub fn check(snapshot: &Snapshot) -> Check {
             check.summary = format!(
                 "namespace {name} is not in scope of any webhook of ours: its pods are never injected"
             );
-            check.fixes.push(format!(
-                "kubectl label namespace {name} istio-injection=enabled --overwrite"
-            ));
+            check.fixes.push(shell::command([
+                "kubectl",
+                "label",
+                "namespace",
+                name,
+                "istio-injection=enabled",
+                "--overwrite",
+            ]));
         }
         None if in_scope.is_empty() => {
             check.raise(Verdict::Warning);

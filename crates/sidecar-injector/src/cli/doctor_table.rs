@@ -1,8 +1,11 @@
 //! `doctor`'s report for people: one line per check with ✓ / ! / ✗ / ?, then what it is based
-//! on and the commands that fix it.
+//! on and the commands that fix it. Summaries and evidence quote the cluster (names, messages,
+//! annotation values): they are [escaped](escape), so nothing in them reaches the terminal as a
+//! control character; the fixes are shell-quoted already, and escaping leaves them unchanged.
 
 use std::fmt::Write as _;
 
+use injector_core::terminal::escape;
 use injector_doctor::{Report, Verdict};
 
 /// The checks' numbers, as the troubleshooting page orders them (stable whichever checks ran).
@@ -34,7 +37,7 @@ pub fn render(report: &Report) -> String {
             check.verdict.mark(),
             number(check.id),
             check.title,
-            check.summary
+            escape(&check.summary)
         );
     }
     for check in &report.checks {
@@ -50,10 +53,10 @@ pub fn render(report: &Report) -> String {
             check.id
         );
         for line in &check.evidence {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "    {}", escape(line));
         }
         for fix in &check.fixes {
-            let _ = writeln!(out, "  fix: {fix}");
+            let _ = writeln!(out, "  fix: {}", escape(fix));
         }
     }
     let summary = report.summary;
@@ -70,4 +73,31 @@ pub fn render(report: &Report) -> String {
         }
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use injector_doctor::Check;
+
+    use super::*;
+
+    #[test]
+    fn cluster_text_reaches_the_terminal_escaped_and_fixes_unchanged() {
+        let mut check = Check::new(
+            "annotationPlacement",
+            "title",
+            Verdict::Warning,
+            "summary \u{1b}]0;owned\u{7}",
+        );
+        check
+            .evidence
+            .push("Deployment shop/web: \"x\"\r\u{1b}[2K✓ all good".to_owned());
+        let fix = injector_core::shell::command(["kubectl", "annotate", "pod", "p", "k=\u{1b}[31m'"]);
+        check.fixes.push(fix.clone());
+        let text = render(&Report::new(vec![check]));
+        assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+        assert!(text.contains("summary \\x1b]0;owned\\x07"), "{text}");
+        assert!(text.contains("\\r\\x1b[2K✓ all good"), "{text}");
+        assert!(text.contains(&format!("  fix: {fix}\n")), "{text}");
+    }
 }

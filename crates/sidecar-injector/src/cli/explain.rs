@@ -294,7 +294,7 @@ fn load_workloads(file: &std::path::Path) -> Result<Vec<PodTemplate>> {
     for object in &skipped {
         eprintln!(
             "note: {}: not a workload with a pod template; skipped",
-            object.describe()
+            injector_core::terminal::escape(&object.describe())
         );
     }
     Ok(workloads)

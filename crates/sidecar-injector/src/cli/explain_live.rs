@@ -101,7 +101,10 @@ pub fn explain_live(args: &ExplainArgs) -> Result<Vec<(Explanation, ClusterFacts
         let from_cluster = args.target.is_some();
         for object in objects {
             let Some(mut template) = workload::pod_template(&object).map_err(|e| anyhow!("{e}"))? else {
-                eprintln!("note: {}: not a workload with a pod template; skipped", describe(&object));
+                eprintln!(
+                    "note: {}: not a workload with a pod template; skipped",
+                    injector_core::terminal::escape(&describe(&object))
+                );
                 continue;
             };
             let namespace = template.owner.namespace.clone().unwrap_or_else(|| default_namespace.clone());
@@ -381,38 +384,43 @@ pub fn sidecar_differences(existing: &Value, current: &Value, injected: &[String
 /// The cluster section of the table.
 pub fn render_facts(explanation: &Explanation, facts: &ClusterFacts) -> String {
     use std::fmt::Write as _;
+
+    use injector_core::terminal::escape;
     let mut out = String::new();
     let _ = writeln!(out, "\nIn the cluster:");
     let _ = writeln!(
         out,
         "  revision {}; webhook configurations: {}; injector ConfigMap: {}",
-        facts.revision,
+        escape(&facts.revision),
         if facts.webhook_configurations.is_empty() {
             "none".to_owned()
         } else {
-            facts.webhook_configurations.join(", ")
+            escape(&facts.webhook_configurations.join(", ")).into_owned()
         },
-        facts
-            .injector_config_map
-            .as_deref()
-            .unwrap_or("none (Istio's defaults)")
+        escape(
+            facts
+                .injector_config_map
+                .as_deref()
+                .unwrap_or("none (Istio's defaults)")
+        )
     );
     if let Some(pod) = &facts.pod {
         if pod.injected {
             let _ = writeln!(
                 out,
                 "  Pod {}/{} WAS injected by revision {} ({}); templates {}",
-                explanation.namespace,
-                explanation.name,
-                pod.revision.as_deref().unwrap_or("?"),
-                pod.injected_containers.join(", "),
-                pod.templates.join(",")
+                escape(&explanation.namespace),
+                escape(&explanation.name),
+                escape(pod.revision.as_deref().unwrap_or("?")),
+                escape(&pod.injected_containers.join(", ")),
+                escape(&pod.templates.join(","))
             );
         } else {
             let _ = writeln!(
                 out,
                 "  Pod {}/{} was NOT injected (no sidecar.istio.io/status)",
-                explanation.namespace, explanation.name
+                escape(&explanation.namespace),
+                escape(&explanation.name)
             );
         }
         match pod.up_to_date {
@@ -422,7 +430,7 @@ pub fn render_facts(explanation: &Explanation, facts: &ClusterFacts) -> String {
             Some(false) => {
                 let _ = writeln!(out, "  it differs from what the current configuration injects:");
                 for difference in &pod.differences {
-                    let _ = writeln!(out, "    - {difference}");
+                    let _ = writeln!(out, "    - {}", escape(difference));
                 }
             }
             None => {}

@@ -1,10 +1,15 @@
 //! The human-readable report of `explain`: the three conditions that decide injection, the deciding one
-//! marked, then every check, the warnings and the commands that would change the outcome.
+//! marked, then every check, the warnings and the commands that would change the outcome. Names,
+//! values and reasons come from the manifest or the cluster: they are [escaped](escape), so none
+//! reaches the terminal as a control character (the colours are ours, added around them).
 
 use std::{fmt::Write as _, io::IsTerminal};
 
 use comfy_table::{Attribute, Cell, Color, Table, presets::NOTHING};
-use injector_core::explain::{Explanation, Stage, WebhookSource};
+use injector_core::{
+    explain::{Explanation, Stage, WebhookSource},
+    terminal::escape,
+};
 
 /// Marks the row or check that decided.
 const DECIDES: &str = "◀ decides";
@@ -33,11 +38,11 @@ fn render_one(explanation: &Explanation, color: bool) -> String {
     let _ = writeln!(
         out,
         "{} {}/{}: {verdict}",
-        explanation.kind,
-        explanation.namespace,
-        display_name(explanation)
+        escape(&explanation.kind),
+        escape(&explanation.namespace),
+        escape(display_name(explanation))
     );
-    let _ = writeln!(out, "{}", capitalize(&explanation.reason));
+    let _ = writeln!(out, "{}", escape(&capitalize(&explanation.reason)));
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -51,16 +56,16 @@ fn render_one(explanation: &Explanation, color: bool) -> String {
         let _ = writeln!(out);
         let _ = writeln!(out, "Warnings:");
         for warning in &explanation.warnings {
-            let _ = writeln!(out, "  ! {warning}");
+            let _ = writeln!(out, "  ! {}", escape(warning));
         }
     }
     if !explanation.remedies.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "To change the outcome:");
         for remedy in &explanation.remedies {
-            let _ = writeln!(out, "  - {}", remedy.description);
+            let _ = writeln!(out, "  - {}", escape(&remedy.description));
             if let Some(command) = &remedy.command {
-                let _ = writeln!(out, "      {command}");
+                let _ = writeln!(out, "      {}", escape(command));
             }
         }
     }
@@ -207,7 +212,7 @@ fn new_table(color: bool) -> Table {
 }
 
 fn styled(text: &str, decisive: bool, color: bool) -> Cell {
-    let cell = Cell::new(text);
+    let cell = Cell::new(escape(text));
     if decisive && color {
         cell.fg(Color::Yellow).add_attribute(Attribute::Bold)
     } else {

@@ -1,7 +1,11 @@
 //! The readable reports of `preview` and `outdated`: one block per group, its count, its names
-//! and what changes, then the counts and what the exit status means.
+//! and what changes, then the counts and what the exit status means. Every name, value and
+//! message from the cluster is [escaped](escape): nothing in it reaches the terminal as a control
+//! character.
 
 use std::{fmt::Write as _, time::Duration};
+
+use injector_core::terminal::escape;
 
 use injector_fleet::{
     grouping::Group,
@@ -22,10 +26,10 @@ pub fn preview(
     max_names: usize,
 ) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Current:  {current}");
-    let _ = writeln!(out, "Proposed: {proposed}");
+    let _ = writeln!(out, "Current:  {}", escape(current));
+    let _ = writeln!(out, "Proposed: {}", escape(proposed));
     for note in notes {
-        let _ = writeln!(out, "note: {note}");
+        let _ = writeln!(out, "note: {}", escape(note));
     }
     for group in &report.groups {
         out.push('\n');
@@ -39,14 +43,14 @@ pub fn preview(
             }
             Verdict::Invalid { problems } => {
                 for problem in problems {
-                    let _ = writeln!(out, "  refused by the API server: {problem}");
+                    let _ = writeln!(out, "  refused by the API server: {}", escape(problem));
                 }
             }
             Verdict::NowInjected { was } => {
-                let _ = writeln!(out, "  today: {was}");
+                let _ = writeln!(out, "  today: {}", escape(was));
             }
             Verdict::NoLongerInjected { reason } | Verdict::NotInjected { reason } => {
-                let _ = writeln!(out, "  because: {reason}");
+                let _ = writeln!(out, "  because: {}", escape(reason));
             }
             Verdict::Changed { diff } => write_diff(&mut out, diff, "  "),
             Verdict::Unchanged => {}
@@ -97,7 +101,7 @@ fn heading(group: &Group<Verdict>) -> String {
         Verdict::NoLongerInjected { .. } => format!("NO LONGER INJECTED {count}"),
         Verdict::NowInjected { .. } => format!("NEWLY INJECTED {count}"),
         Verdict::Changed { diff } if diff.is_image_only() => format!("CHANGED {count}: image only"),
-        Verdict::Changed { diff } => format!("CHANGED {count}: {}", diff.kinds().join("; ")),
+        Verdict::Changed { diff } => format!("CHANGED {count}: {}", escape(&diff.kinds().join("; "))),
         Verdict::Fixed { .. } => format!("FIXED {count}: failing today, injected under the proposal"),
         Verdict::StillFailing { .. } => format!("FAILING UNDER BOTH {count} (not caused by the proposal)"),
         Verdict::Unchanged => format!("UNCHANGED {count}: injected identically"),
@@ -115,14 +119,19 @@ pub fn write_diff(out: &mut String, diff: &PodDiff, indent: &str) {
         };
         match container.presence {
             Presence::Added => {
-                let _ = writeln!(out, "{indent}+ container {}{list}", container.name);
+                let _ = writeln!(out, "{indent}+ container {}{list}", escape(&container.name));
             }
             Presence::Removed => {
-                let _ = writeln!(out, "{indent}- container {}{list}", container.name);
+                let _ = writeln!(out, "{indent}- container {}{list}", escape(&container.name));
             }
             Presence::Changed => {
                 for field in &container.fields {
-                    let _ = writeln!(out, "{indent}{}{list}: {}", container.name, change(field));
+                    let _ = writeln!(
+                        out,
+                        "{indent}{}{list}: {}",
+                        escape(&container.name),
+                        change(field)
+                    );
                 }
             }
         }
@@ -133,7 +142,7 @@ pub fn write_diff(out: &mut String, diff: &PodDiff, indent: &str) {
             Presence::Removed => "- volume",
             Presence::Changed => "~ volume",
         };
-        let _ = writeln!(out, "{indent}{sign} {}", volume.name);
+        let _ = writeln!(out, "{indent}{sign} {}", escape(&volume.name));
     }
     for field in &diff.pod {
         let _ = writeln!(out, "{indent}pod: {}", change(field));
@@ -143,7 +152,7 @@ pub fn write_diff(out: &mut String, diff: &PodDiff, indent: &str) {
 fn change(field: &FieldChange) -> String {
     format!(
         "{} {} → {}",
-        field.field,
+        escape(&field.field),
         shown(field.before.as_ref()),
         shown(field.after.as_ref())
     )
@@ -158,14 +167,14 @@ fn shown(value: Option<&Value>) -> String {
     const MAX: usize = 160;
     if text.chars().count() > MAX {
         let cut: String = text.chars().take(MAX).collect();
-        format!("{cut}…")
+        format!("{}…", escape(&cut))
     } else {
-        text
+        escape(&text).into_owned()
     }
 }
 
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    escape(&text.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned()
 }
 
 fn plural(count: usize, noun: &str) -> String {
@@ -178,7 +187,7 @@ fn names(keys: &[ObjectKey], count: usize, max: usize) -> String {
     let shown = if max == 0 { keys.len() } else { max.min(keys.len()) };
     let mut text = keys[..shown]
         .iter()
-        .map(ToString::to_string)
+        .map(|key| escape(&key.to_string()).into_owned())
         .collect::<Vec<_>>()
         .join(", ");
     if shown < count {
@@ -190,9 +199,9 @@ fn names(keys: &[ObjectKey], count: usize, max: usize) -> String {
 /// The `outdated` report.
 pub fn outdated(report: &outdated::Report, current: &str, notes: &[String]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Current configuration: {current}");
+    let _ = writeln!(out, "Current configuration: {}", escape(current));
     for note in notes {
-        let _ = writeln!(out, "note: {note}");
+        let _ = writeln!(out, "note: {}", escape(note));
     }
     let _ = writeln!(
         out,
@@ -224,19 +233,22 @@ pub fn outdated(report: &outdated::Report, current: &str, notes: &[String]) -> S
         };
         let _ = writeln!(
             out,
-            "{} — {}: {kind}",
-            owner.owner,
-            plural(owner.pods.len(), "pod")
+            "{} — {}: {}",
+            escape(&owner.owner.to_string()),
+            plural(owner.pods.len(), "pod"),
+            escape(&kind)
         );
         let _ = writeln!(
             out,
             "  pods: {}",
-            owner
-                .pods
-                .iter()
-                .map(|p| p.pod.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            escape(
+                &owner
+                    .pods
+                    .iter()
+                    .map(|p| p.pod.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         );
         let mut shown_diffs: Vec<String> = Vec::new();
         for pod in &owner.pods {
@@ -246,7 +258,7 @@ pub fn outdated(report: &outdated::Report, current: &str, notes: &[String]) -> S
                     write_diff(&mut text, diff, "  ")
                 }
                 Staleness::NoLongerInjected { reason } => {
-                    let _ = writeln!(text, "  not injected today: {reason}");
+                    let _ = writeln!(text, "  not injected today: {}", escape(reason));
                 }
                 Staleness::CannotInject { error } => {
                     let _ = writeln!(text, "  the current configuration fails: {}", one_line(error));
@@ -258,10 +270,10 @@ pub fn outdated(report: &outdated::Report, current: &str, notes: &[String]) -> S
             }
         }
         if let Some(command) = &owner.remedy.command {
-            let _ = writeln!(out, "  to update: {command}");
+            let _ = writeln!(out, "  to update: {}", escape(command));
         }
         if let Some(note) = &owner.remedy.note {
-            let _ = writeln!(out, "  note: {note}");
+            let _ = writeln!(out, "  note: {}", escape(note));
         }
     }
     let commands: Vec<&str> = report
@@ -276,7 +288,7 @@ pub fn outdated(report: &outdated::Report, current: &str, notes: &[String]) -> S
             "\nRollout commands (or run with --restart for a paced restart):"
         );
         for command in commands {
-            let _ = writeln!(out, "  {command}");
+            let _ = writeln!(out, "  {}", escape(command));
         }
     }
     out

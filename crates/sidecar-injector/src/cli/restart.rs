@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use injector_core::{shell, terminal};
 use injector_fleet::{
     outdated::Report,
     rollout::{Pacer, Progress, blocking_budget, progress, restart_patch},
@@ -29,7 +30,13 @@ pub struct Plan {
 /// rolled out, when waiting).
 pub async fn run(client: &kube::Client, report: &Report, plan: &Plan) -> Result<bool> {
     let start = Instant::now();
-    let say = |line: String| println!("[{:>6.1}s] {line}", start.elapsed().as_secs_f64());
+    let say = |line: String| {
+        println!(
+            "[{:>6.1}s] {}",
+            start.elapsed().as_secs_f64(),
+            terminal::escape(&line)
+        )
+    };
     println!();
     let mut complete = true;
     for owner in report.owners.iter().filter(|o| !o.remedy.restartable) {
@@ -93,9 +100,15 @@ pub async fn run(client: &kube::Client, report: &Report, plan: &Plan) -> Result<
             }
             if plan.dry_run {
                 say(format!(
-                    "would restart {owner}: kubectl rollout restart {} -n {}",
-                    owner.kubectl_name(),
-                    owner.namespace
+                    "would restart {owner}: {}",
+                    shell::command([
+                        "kubectl",
+                        "rollout",
+                        "restart",
+                        &owner.kubectl_name(),
+                        "-n",
+                        &owner.namespace
+                    ])
                 ));
                 pacer.finish(&owner);
                 continue;

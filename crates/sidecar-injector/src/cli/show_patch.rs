@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use injector_core::{explain::Explanation, workload::PodTemplate};
+use injector_core::{explain::Explanation, terminal::escape, workload::PodTemplate};
 use injector_engine::{CompiledConfig, Outcome, Request};
 use serde_json::{Value, json};
 
@@ -95,10 +95,12 @@ pub fn render_table(explanation: &Explanation, change: &PodChange) -> String {
     let _ = writeln!(
         out,
         "\nWhat the injector would change in the pod of {} {}/{}:",
-        explanation.kind, explanation.namespace, explanation.name
+        explanation.kind,
+        escape(&explanation.namespace),
+        escape(&explanation.name)
     );
     if let Some(error) = &change.error {
-        let _ = writeln!(out, "  injection fails: {error}");
+        let _ = writeln!(out, "  injection fails: {}", escape(error));
         return out;
     }
     if change.patch.is_empty() {
@@ -107,13 +109,13 @@ pub fn render_table(explanation: &Explanation, change: &PodChange) -> String {
     }
     let _ = writeln!(out, "  JSON Patch ({} operations):", change.patch.len());
     for operation in &change.patch {
-        let _ = writeln!(out, "    {operation}");
+        let _ = writeln!(out, "    {}", escape(&operation.to_string()));
     }
     let _ = writeln!(out, "  Diff of the pod:");
     let diff = similar::TextDiff::from_lines(&change.before, &change.after);
     for hunk in diff.unified_diff().context_radius(2).iter_hunks() {
         for line in hunk.to_string().lines() {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "    {}", escape(line));
         }
     }
     out
