@@ -3,6 +3,11 @@
 //! Pure functions over rcgen: the caller decides validity periods and where the results are kept
 //! (a file for the self-signed mode, a Kubernetes Secret for cluster mode). Keys are ECDSA P-256;
 //! names that parse as IP addresses become IP SANs, the others DNS SANs.
+//!
+//! A CA may sign serving certificates only (`basicConstraints` CA:TRUE with `pathLenConstraint`
+//! 0: no intermediate CA under it is valid). A serving certificate's key usage is
+//! `digitalSignature` alone: an ECDSA key signs the handshake and never enciphers a key
+//! (`keyEncipherment` belongs to RSA key transport).
 
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
@@ -48,6 +53,9 @@ impl std::fmt::Debug for LeafMaterial {
     }
 }
 
+/// The key usage of a serving certificate with an ECDSA key.
+pub const LEAF_KEY_USAGES: &[KeyUsagePurpose] = &[KeyUsagePurpose::DigitalSignature];
+
 fn err(what: &str) -> impl Fn(rcgen::Error) -> String + '_ {
     move |e| format!("{what}: {e}")
 }
@@ -61,7 +69,7 @@ pub fn generate_ca(
     let key = KeyPair::generate().map_err(err("generating the CA key"))?;
     let key_pem = key.serialize_pem();
     let mut params = CertificateParams::default();
-    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
     params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
         KeyUsagePurpose::CrlSign,
@@ -101,10 +109,7 @@ pub fn issue_leaf(
     );
     params.not_before = not_before;
     params.not_after = not_after.min(OffsetDateTime::from_unix_timestamp(ca_end).unwrap_or(not_after));
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
+    params.key_usages = LEAF_KEY_USAGES.to_vec();
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     params.use_authority_key_identifier_extension = true;
     let key = KeyPair::generate().map_err(err("generating the serving key"))?;
@@ -162,6 +167,41 @@ mod tests {
         let sans = cert.subject_alternative_name().expect("ext").expect("present");
         let text = format!("{:?}", sans.value.general_names);
         assert!(text.contains("svc.ns.svc") && text.contains("127"), "{text}");
+    }
+
+    /// The CA's basic constraints and key usage, and the leaf's, as a verifier reads them.
+    #[test]
+    fn the_ca_signs_leaves_only_and_the_leaf_only_signs() {
+        use x509_parser::extensions::ParsedExtension;
+        let now = OffsetDateTime::now_utc();
+        let ca = generate_ca("test CA", now, now + time::Duration::days(1)).expect("ca");
+        let leaf =
+            issue_leaf(&ca, &["svc.ns.svc".into()], now, now + time::Duration::hours(1)).expect("leaf");
+        let chain = pem_certificates(&leaf.chain_pem).expect("chain");
+        let (_, leaf_cert) = x509_parser::parse_x509_certificate(chain[0].as_ref()).expect("leaf x509");
+        let (_, ca_cert) = x509_parser::parse_x509_certificate(chain[1].as_ref()).expect("ca x509");
+
+        let constraints = ca_cert.basic_constraints().expect("one").expect("present").value;
+        assert!(constraints.ca);
+        assert_eq!(constraints.path_len_constraint, Some(0));
+        let usage = ca_cert.key_usage().expect("one").expect("present").value;
+        assert!(usage.key_cert_sign() && usage.crl_sign());
+
+        let usage = leaf_cert.key_usage().expect("one").expect("present").value;
+        assert!(usage.digital_signature());
+        assert!(!usage.key_encipherment(), "an ECDSA key enciphers nothing");
+        assert_eq!(usage.flags, 1, "digitalSignature alone");
+        let leaf_is_ca = leaf_cert
+            .extensions()
+            .iter()
+            .any(|e| matches!(e.parsed_extension(), ParsedExtension::BasicConstraints(b) if b.ca));
+        assert!(!leaf_is_ca);
+        let eku = leaf_cert
+            .extended_key_usage()
+            .expect("one")
+            .expect("present")
+            .value;
+        assert!(eku.server_auth && !eku.client_auth);
     }
 
     #[test]

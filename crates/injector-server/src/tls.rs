@@ -522,7 +522,7 @@ impl SelfSignedCa {
     /// Issues a serving certificate (90 days, never beyond the CA) for `localhost`,
     /// `127.0.0.1`, `::1` and `dns_names`; CN is the first DNS name, else `localhost`.
     pub fn issue(&self, dns_names: &[String]) -> Result<SelfSignedBundle, Error> {
-        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair, KeyUsagePurpose};
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair};
         let now = time::OffsetDateTime::now_utc();
         let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
         for n in dns_names {
@@ -539,10 +539,7 @@ impl SelfSignedCa {
         params.not_before = now - time::Duration::minutes(5);
         let ca_end = time::OffsetDateTime::from_unix_timestamp(self.not_after).unwrap_or(now);
         params.not_after = (now + time::Duration::days(LEAF_DAYS)).min(ca_end);
-        params.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::KeyEncipherment,
-        ];
+        params.key_usages = crate::pki::LEAF_KEY_USAGES.to_vec();
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         params.use_authority_key_identifier_extension = true;
         let key = KeyPair::generate().map_err(gen_err)?;
