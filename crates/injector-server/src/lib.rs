@@ -83,6 +83,7 @@
 pub mod admission;
 mod body;
 mod budget;
+pub mod ca_files;
 pub mod client_auth;
 pub mod config_store;
 mod connections;

@@ -10,8 +10,9 @@
 //!   ignored; the previous certificate stays in service until a good pair appears.
 //! * **Self-signed**: an ECDSA P-256 CA valid one year and a serving certificate signed by it
 //!   for `localhost`, `127.0.0.1`, `::1` and the given DNS names. With `write_ca`, the CA
-//!   certificate is written there (and its key next to it as `<file>.key`, mode 0600) and
-//!   reused on the next start while it is valid for more than 30 days, so a laptop does not
+//!   certificate is written there (and its key next to it as `<file>.key`, mode 0600; see
+//!   [`crate::ca_files`]) and reused on the next start while it is valid for more than 30
+//!   days, so a laptop does not
 //!   need to trust a new CA on every restart. The serving certificate (90 days) is re-issued
 //!   from the in-memory CA at half of its validity. Renewing the CA itself (one year) needs a
 //!   restart and a new `caBundle`.
@@ -451,26 +452,27 @@ impl std::fmt::Debug for SelfSignedCa {
 
 impl SelfSignedCa {
     /// Reuses the CA at `write_ca` (and its key at `<write_ca>.key`) if it is valid for 30 more
-    /// days; otherwise generates a CA valid one year and writes it there.
+    /// days; otherwise generates a CA valid one year and writes it there. A key that is not
+    /// safe to use (see [`crate::ca_files`]) is an error, and nothing is overwritten.
     pub fn load_or_create(write_ca: Option<&Path>) -> Result<Self, Error> {
         use rcgen::{Issuer, KeyPair};
         let now = time::OffsetDateTime::now_utc();
-        let reused = write_ca.and_then(|path| {
-            let ca_pem = std::fs::read_to_string(path).ok()?;
-            let key_pem = std::fs::read_to_string(key_path(path)).ok()?;
-            let der = CertificateDer::from_pem_slice(ca_pem.as_bytes()).ok()?;
-            let info = cert_info(&der).ok()?;
-            if info.not_after < (now + time::Duration::days(30)).unix_timestamp() {
-                return None;
-            }
-            let key = KeyPair::from_pem(&key_pem).ok()?;
-            let issuer = Issuer::from_ca_cert_pem(&ca_pem, key).ok()?;
-            Some(SelfSignedCa {
-                pem: ca_pem,
-                issuer,
-                not_after: info.not_after,
-            })
-        });
+        let reuse_until = (now + time::Duration::days(30)).unix_timestamp();
+        let reused = match write_ca {
+            Some(path) => crate::ca_files::read(path, reuse_until)
+                .map_err(|e| Error::Certificate(format!("--write-ca: {e}")))?
+                .map(|stored| {
+                    let key = KeyPair::from_pem(&stored.key_pem).map_err(gen_err)?;
+                    let issuer = Issuer::from_ca_cert_pem(&stored.cert_pem, key).map_err(gen_err)?;
+                    Ok::<_, Error>(SelfSignedCa {
+                        pem: stored.cert_pem,
+                        issuer,
+                        not_after: stored.not_after,
+                    })
+                })
+                .transpose()?,
+            None => None,
+        };
         let ca = match reused {
             Some(ca) => ca,
             None => {
@@ -484,8 +486,8 @@ impl SelfSignedCa {
                 let (pem, key_pem) = (generated.cert_pem, generated.key_pem);
                 let not_after = not_after.unix_timestamp();
                 if let Some(path) = write_ca {
-                    write_file(path, pem.as_bytes(), 0o644)?;
-                    write_file(&key_path(path), key_pem.as_bytes(), 0o600)?;
+                    crate::ca_files::write(path, &pem, &key_pem)
+                        .map_err(|e| Error::Io(format!("--write-ca: writing the CA: {e}")))?;
                 }
                 let key = KeyPair::from_pem(&key_pem).map_err(gen_err)?;
                 let issuer = Issuer::from_ca_cert_pem(&pem, key).map_err(gen_err)?;
@@ -554,29 +556,6 @@ impl SelfSignedCa {
     }
 }
 
-fn key_path(ca: &Path) -> PathBuf {
-    let mut s = ca.as_os_str().to_owned();
-    s.push(".key");
-    PathBuf::from(s)
-}
-
-fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<(), Error> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let err = |e: std::io::Error| Error::Io(format!("writing {}: {e}", path.display()));
-    let tmp = key_path(path).with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&tmp)
-        .map_err(err)?;
-    f.write_all(contents).map_err(err)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(err)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,7 +574,7 @@ mod tests {
         assert_eq!(a.ca_pem, b.ca_pem, "CA reused");
         assert_ne!(a.key_pem, b.key_pem, "new serving key");
         let mode = std::os::unix::fs::PermissionsExt::mode(
-            &std::fs::metadata(key_path(&ca))
+            &std::fs::metadata(crate::ca_files::key_path(&ca))
                 .expect("key written")
                 .permissions(),
         );

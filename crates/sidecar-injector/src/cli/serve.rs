@@ -57,7 +57,8 @@ pub struct ServeArgs {
     #[arg(long = "dns-name", value_name = "NAME")]
     pub dns_names: Vec<String>,
     /// Where to write the self-generated CA (PEM, for the webhook's caBundle); its key goes to
-    /// FILE.key and the CA is reused on the next start.
+    /// FILE.key (mode 0600) and the CA is reused on the next start, unless that key is readable
+    /// by others, owned by another user or not the certificate's (then serve refuses to start).
     #[arg(long, value_name = "FILE")]
     pub write_ca: Option<PathBuf>,
     /// The configuration files, reloaded when they change; a bad change is rejected and the last

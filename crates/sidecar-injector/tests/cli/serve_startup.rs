@@ -106,3 +106,72 @@ fn without_write_ca_the_ca_is_a_fingerprint_never_pem() {
         );
     }
 }
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path).expect("exists").mode() & 0o7777
+}
+
+#[test]
+fn write_ca_never_writes_through_planted_files_and_refuses_a_readable_key() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let files = Files::new();
+    let dir = files.dir();
+    let ca = format!("{}/ca.pem", dir.display());
+    let key = format!("{ca}.key");
+    // What a local attacker could plant where the injector used to write its temporary files.
+    let victim = files.write("victim", "the victim's content");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let planted = files.write("ca.pem.tmp", "");
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::os::unix::fs::symlink(&victim, format!("{key}.tmp")).expect("symlink");
+
+    let log = startup_log(&files, &["--write-ca", &ca]);
+    assert!(log.contains("try it: "), "{log}");
+    assert_eq!(mode(key.as_ref()), 0o600, "the CA key is owner-only");
+    assert!(
+        std::fs::read_to_string(&key)
+            .expect("key")
+            .contains("PRIVATE KEY")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "the victim's content"
+    );
+    assert_eq!(mode(victim.as_ref()), 0o640);
+
+    // A key others can read is refused, naming the file and the fix; nothing is replaced.
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let before = std::fs::read_to_string(&key).expect("key");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sidecar-injector"))
+        .args(["serve", "--addr", &format!("127.0.0.1:{}", free_port())])
+        .args(["--monitoring-addr", &format!("127.0.0.1:{}", free_port())])
+        .args(["--write-ca", &ca])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve started with a world-readable CA key");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).expect("read");
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&key) && stderr.contains("mode 0644") && stderr.contains("chmod 600"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&key).expect("key"),
+        before,
+        "the key is kept"
+    );
+}
