@@ -122,6 +122,9 @@ pub struct ServeOptions {
     /// Plain-HTTP address of the read-only web console (`--console-addr`); `None` (the
     /// default) turns it off. See [`crate::console::check_console_addr`] for the loopback rule.
     pub console_addr: Option<SocketAddr>,
+    /// The `Host` names the console answers besides loopback on its own port (see
+    /// [`crate::console::host`]).
+    pub console_hosts: crate::console::ConsoleHosts,
 }
 
 impl Default for ServeOptions {
@@ -155,6 +158,7 @@ impl Default for ServeOptions {
             shadow_check_every: 1000,
             extension: Extension::default(),
             console_addr: None,
+            console_hosts: crate::console::ConsoleHosts::LoopbackOnly,
         }
     }
 }
@@ -224,8 +228,15 @@ impl<I: Injector> Server<I> {
             ),
             None => None,
         };
-        let console = match options.console_addr {
-            Some(_) => Some(Arc::new(Console::new(options.body_limit).map_err(Error::Io)?)),
+        let console = match &console_listener {
+            Some(listener) => {
+                let port = listener
+                    .local_addr()
+                    .map_err(|e| Error::Io(e.to_string()))?
+                    .port();
+                let console = Console::new(options.body_limit, port, options.console_hosts.clone());
+                Some(Arc::new(console.map_err(Error::Io)?))
+            }
             None => None,
         };
         let metrics = AdmissionMetrics::new();

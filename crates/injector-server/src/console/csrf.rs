@@ -1,10 +1,13 @@
-//! Cross-site request protection of the console's one POST (paste a pod).
+//! Cross-site request protection of the console's API.
 //!
-//! Three checks, all required: the per-process token (random, embedded in the page, sent back
-//! in the `X-Console-Token` header: another site can neither read it nor set a custom header
-//! without a CORS preflight the console never grants), the `Origin` when the browser sends one
-//! (it must be this console's own), and `Sec-Fetch-Site` when present (`same-origin` or
-//! `none`). The body must also be `application/json`, which a plain HTML form cannot send.
+//! Every `/api` route needs the per-process token (random, embedded in the page, sent back in
+//! the `X-Console-Token` header: another site can neither read it nor set a custom header
+//! without a CORS preflight the console never grants) — [`check_token`]. The one POST (paste a
+//! pod) also needs the `Origin`, when the browser sends one, to be this console's own, and
+//! `Sec-Fetch-Site`, when present, to be `same-origin` or `none`; its body must be
+//! `application/json`, which a plain HTML form cannot send — [`check`]. A page under another
+//! name that reaches the console by DNS rebinding is refused before any of this (see
+//! [`super::host`]).
 
 use http::HeaderMap;
 
@@ -77,15 +80,24 @@ pub fn check(headers: &HeaderMap, token: &Token) -> Result<(), Refusal> {
             return Err(Refusal::CrossOrigin(origin.to_owned()));
         }
     }
-    let given = text(TOKEN_HEADER).ok_or(Refusal::MissingToken)?;
-    if !constant_time_eq(given.as_bytes(), token.0.as_bytes()) {
-        return Err(Refusal::WrongToken);
-    }
+    check_token(headers, token)?;
     let json = text("content-type")
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
     if !json {
         return Err(Refusal::NotJson);
+    }
+    Ok(())
+}
+
+/// Checks that a request carries this process's token.
+pub fn check_token(headers: &HeaderMap, token: &Token) -> Result<(), Refusal> {
+    let given = headers
+        .get(TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .ok_or(Refusal::MissingToken)?;
+    if !constant_time_eq(given.as_bytes(), token.0.as_bytes()) {
+        return Err(Refusal::WrongToken);
     }
     Ok(())
 }

@@ -9,13 +9,15 @@
 //! (`assets`); the page fetches nothing from elsewhere (its Content-Security-Policy says so).
 //!
 //! Modules: [`ring`] (recent admissions), [`history`] (configuration loads and their diffs),
-//! [`series`] (the figures), [`csrf`] (the POST's protection), `routes` (HTTP), `backend` (what
-//! the console reads from the server), `assets` (HTML, JS, CSS).
+//! [`series`] (the figures), [`host`] (the `Host` names answered), [`csrf`] (the API's token and
+//! the POST's protection), `routes` (HTTP), `backend` (what the console reads from the server),
+//! `assets` (HTML, JS, CSS).
 
 mod assets;
 mod backend;
 pub mod csrf;
 pub mod history;
+pub mod host;
 pub mod ring;
 mod routes;
 pub mod series;
@@ -27,6 +29,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 pub(crate) use backend::Backend;
+pub use host::ConsoleHosts;
 
 /// The console's own state: the ring, the figures and the token.
 #[derive(Debug)]
@@ -41,17 +44,20 @@ pub(crate) struct Console {
     pub explain_slot: Arc<tokio::sync::Semaphore>,
     /// Largest pasted manifest, bytes (the admission body limit).
     pub body_limit: usize,
+    /// The `Host` values answered.
+    pub hosts: host::HostPolicy,
 }
 
 impl Console {
-    /// A console with default sizes.
-    pub fn new(body_limit: usize) -> Result<Self, String> {
+    /// A console with default sizes, listening on `port`, answering `hosts`.
+    pub fn new(body_limit: usize, port: u16, hosts: ConsoleHosts) -> Result<Self, String> {
         Ok(Console {
             ring: ring::AdmissionRing::new(ring::DEFAULT_CAPACITY),
             series: series::Series::new(series::DEFAULT_POINTS),
             token: csrf::Token::generate()?,
             explain_slot: Arc::new(tokio::sync::Semaphore::new(1)),
             body_limit,
+            hosts: host::HostPolicy::new(port, hosts),
         })
     }
 }

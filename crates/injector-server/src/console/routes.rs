@@ -1,5 +1,7 @@
 //! The console's HTTP routes. Read-only: every route but `POST /api/explain` is a GET, and that
-//! one only computes an explanation. Every answer carries a strict Content-Security-Policy,
+//! one only computes an explanation. A request whose `Host` is not one the console answers is
+//! refused `421` (see [`super::host`]); every `/api` route needs the page's token (`403`
+//! without it). Every answer carries a strict Content-Security-Policy,
 //! `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`, `Referrer-Policy: no-referrer`
 //! and `Cache-Control: no-store`.
 //!
@@ -19,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HOST};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
 use serde_json::{Value, json};
@@ -49,11 +51,26 @@ where
 {
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
-    let mut resp = match (method, path.as_str()) {
-        (Method::POST, "/api/explain") => explain_paste(&console, backend, req).await,
-        (_, "/api/explain") => not_allowed("POST"),
-        (Method::GET | Method::HEAD, _) => get(&console, backend, &path, req.uri().query()).await,
-        _ => not_allowed("GET, HEAD"),
+    let host = req
+        .headers()
+        .get(HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()));
+    let mut resp = if let Err(refusal) = console.hosts.check(host) {
+        error(StatusCode::MISDIRECTED_REQUEST, refusal.to_string())
+    } else {
+        match (method, path.as_str()) {
+            (Method::POST, "/api/explain") => explain_paste(&console, backend, req).await,
+            (_, "/api/explain") => not_allowed("POST"),
+            (Method::GET | Method::HEAD, _) if path.starts_with("/api/") => {
+                match csrf::check_token(req.headers(), &console.token) {
+                    Ok(()) => get(&console, backend, &path, req.uri().query()).await,
+                    Err(refusal) => error(StatusCode::FORBIDDEN, refusal.to_string()),
+                }
+            }
+            (Method::GET | Method::HEAD, _) => get(&console, backend, &path, req.uri().query()).await,
+            _ => not_allowed("GET, HEAD"),
+        }
     };
     secure(resp.headers_mut());
     Ok(resp)
@@ -276,7 +293,7 @@ mod tests {
     }
 
     fn console() -> Arc<Console> {
-        let mut console = Console::new(1024).expect("console");
+        let mut console = Console::new(1024, 1, super::super::ConsoleHosts::LoopbackOnly).expect("console");
         console.token = csrf::Token::from_text("tok");
         Arc::new(console)
     }
@@ -299,8 +316,13 @@ mod tests {
         )
     }
 
+    /// A GET as the page makes it: to the console's own name, with the token.
     fn get(path: &str) -> Request<Full<Bytes>> {
-        Request::get(path).body(Full::new(Bytes::new())).expect("request")
+        Request::get(path)
+            .header("host", "127.0.0.1:1")
+            .header("x-console-token", "tok")
+            .body(Full::new(Bytes::new()))
+            .expect("request")
     }
 
     fn post(body: &str, token: Option<&str>) -> Request<Full<Bytes>> {
@@ -336,6 +358,68 @@ mod tests {
         assert!(body["error"].as_str().unwrap_or("").contains("/nope"));
     }
 
+    /// A DNS-rebinding page: the browser sends its own name as `Host`. Neither the page (with
+    /// the token in it) nor any API route answers it.
+    #[tokio::test]
+    async fn a_rebinding_page_s_host_is_refused_before_anything_is_served() {
+        let console = console();
+        for path in ["/", "/api/state", "/api/admissions", "/console.js"] {
+            let req = Request::get(path)
+                .header("host", "evil.example:1")
+                .header("x-console-token", "tok")
+                .body(Full::new(Bytes::new()))
+                .expect("request");
+            let (status, headers, body, text) = call(&console, req).await;
+            assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{path}");
+            assert!(!text.contains("tok\""), "no token leaks: {text}");
+            assert!(
+                body["error"].as_str().unwrap_or("").contains("evil.example:1"),
+                "{body}"
+            );
+            assert_eq!(headers["content-security-policy"], CSP);
+        }
+        let mut post = post(r#"{"manifest": "kind: Pod"}"#, Some("tok"));
+        post.headers_mut()
+            .insert("host", "evil.example:1".parse().expect("value"));
+        let (status, _, _, _) = call(&console, post).await;
+        assert_eq!(status, StatusCode::MISDIRECTED_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn every_api_route_needs_the_token_and_the_page_does_not() {
+        let console = console();
+        for path in [
+            "/api/state",
+            "/api/admissions",
+            "/api/admissions/1",
+            "/api/figures",
+            "/api/config",
+        ] {
+            let mut req = get(path);
+            req.headers_mut().remove("x-console-token");
+            let (status, _, body, _) = call(&console, req).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{path}");
+            assert!(
+                body["error"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("missing the console token"),
+                "{body}"
+            );
+            let mut req = get(path);
+            req.headers_mut()
+                .insert("x-console-token", "other".parse().expect("value"));
+            let (status, _, _, _) = call(&console, req).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{path}");
+        }
+        let (status, _, body, _) = call(&console, get("/api/state")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let mut page = get("/");
+        page.headers_mut().remove("x-console-token");
+        let (status, _, _, _) = call(&console, page).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+
     #[tokio::test]
     async fn nothing_can_be_changed() {
         let console = console();
@@ -343,6 +427,7 @@ mod tests {
             let req = Request::builder()
                 .method(method.clone())
                 .uri("/api/state")
+                .header("host", "localhost:1")
                 .body(Full::new(Bytes::new()))
                 .expect("request");
             let (status, headers, _, _) = call(&console, req).await;

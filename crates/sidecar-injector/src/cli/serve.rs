@@ -18,7 +18,7 @@ use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
     Admission, AdmissionInput, AdmissionOutcome, Caches, CertSource, CertStore, ConfigFiles, ConfigStore,
-    Explain, ExplainSubject, LogFormat, ServeOptions, WatchOptions,
+    Explain, ExplainSubject, LogFormat, ServeOptions, WatchOptions, console::ConsoleHosts,
 };
 
 use super::cluster::ClusterArgs;
@@ -129,9 +129,15 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub console_addr: Option<SocketAddr>,
     /// Allow --console-addr on a non-loopback address (the console has no authentication:
-    /// whoever reaches it sees every admission and the configuration in service).
+    /// whoever reaches it sees every admission and the configuration in service). The console
+    /// then also answers requests addressed to an IP address, and to the --console-host names.
     #[arg(long, requires = "console_addr")]
     pub console_allow_remote: bool,
+    /// A name the console may be reached by, with --console-allow-remote (repeatable), e.g.
+    /// console.example.com. Without it, only loopback names and IP addresses are answered: a
+    /// request for any other name is refused (421), as a DNS-rebinding page would send.
+    #[arg(long = "console-host", value_name = "NAME", requires = "console_allow_remote")]
+    pub console_hosts: Vec<String>,
     /// Cluster mode.
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -341,6 +347,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         shadow_check_every: args.shadow_check_every,
         console_addr: args.console_addr,
         client_ca: args.client_ca.clone(),
+        console_hosts: if args.console_allow_remote {
+            ConsoleHosts::Remote(args.console_hosts.clone())
+        } else {
+            ConsoleHosts::LoopbackOnly
+        },
         ..ServeOptions::default()
     };
     let render_metrics = |extension: injector_server::Extension, renders: &Arc<RenderCache>| {

@@ -7,7 +7,8 @@
 //! presents); admissions sent during the test appear with the right decision, and a click
 //! opens their explanation; a broken reload of the mesh file shows as a rejected reload with
 //! its error; the paste form returns the very patch `explain --show-patch` prints for the same
-//! manifest; a POST without the page's token is refused with 403.
+//! manifest; a POST without the page's token is refused with 403, so is a GET of the API, and a
+//! request for another name (a DNS-rebinding page's) is refused with 421.
 //!
 //! Without Chromium the test says so loudly and passes, except under `CI_REQUIRE_BROWSER=1`
 //! (set by `.ci/run`), where it fails. With `CONSOLE_SCREENSHOTS=DIR` it writes a screenshot
@@ -282,7 +283,11 @@ fn the_console_in_a_real_browser() {
         }
         let points = wait_until("three samples", || async {
             let figures: Value = client
-                .execute("return fetch('/api/figures').then(r => r.json());", vec![])
+                .execute(
+                    "return fetch('/api/figures', {headers: {'X-Console-Token': \
+                     document.querySelector('meta[name=\"console-token\"]').content}}).then(r => r.json());",
+                    vec![],
+                )
                 .await
                 .ok()?;
             let points = figures["points"].as_array()?.clone();
@@ -349,4 +354,25 @@ fn the_console_in_a_real_browser() {
         &format!("{console}/api/explain"),
     ]);
     assert_eq!(status, "403");
+    let (_, status) = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        &format!("{console}/api/state"),
+    ]);
+    assert_eq!(status, "403", "the API needs the page's token");
+    let (_, status) = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-H",
+        &format!("Host: evil.example:{console_port}"),
+        &format!("{console}/"),
+    ]);
+    assert_eq!(
+        status, "421",
+        "a rebinding page's Host gets neither the page nor its token"
+    );
 }

@@ -25,7 +25,7 @@ function fillDl(dl, rows) {
 }
 
 async function getJson(path) {
-  const resp = await fetch(path, { headers: { Accept: "application/json" } });
+  const resp = await fetch(path, { headers: { Accept: "application/json", "X-Console-Token": token } });
   return resp.json();
 }
 
