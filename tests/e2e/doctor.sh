@@ -7,7 +7,8 @@
 #   2. RBAC that forbids reads (a ServiceAccount token without events and secrets): those checks
 #      say which permission they need, the others still run (exit 2)
 #   3. an unknown policy value in the injector ConfigMap
-#   4. sidecar.istio.io/inject on a Deployment's own metadata (the Deployment trap)
+#   4. sidecar.istio.io/inject on a Deployment's own metadata (the Deployment trap), and a hostile
+#      value there: the printed fixes, pasted into bash, run only kubectl
 #   5. a Fail webhook covering the injector's own namespace
 #   6. an empty caBundle; 7. a caBundle of another CA (the probe sees the API server's x509 error)
 #   8. the injector stopped: FailedCreate events from the real controller-manager for a
@@ -246,6 +247,45 @@ check "doctor: ! placement names Deployment shop/trap and the patch that moves i
 check "the printed fix works: the template carries it and doctor is satisfied" bash -c "
   '$DIR/kubectl' -n shop patch deployment trap --type=merge -p '{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"sidecar.istio.io/inject\":\"false\"}}}}}' >/dev/null &&
   '$BIN' doctor --kubeconfig '$KUBECONFIG' --no-probe | grep -q '^✓ 3\. '"
+
+# A workload annotated by someone hostile: doctor's printed fixes, pasted into bash with a stub
+# kubectl first on PATH, run nothing but kubectl, and the patch carries the value unchanged.
+HOSTILE=$(python3 -c 'import json,sys; d=sys.argv[1]; print(json.dumps(
+  "x\x27; touch %s/owned-1; echo \x27$(touch %s/owned-2)`touch %s/owned-3`\ntouch %s/owned-4 \x1b]0;owned\x07" % (d, d, d, d)))' "$DIR")
+check "Deployment shop/hostile with a hostile sidecar.istio.io/inject on its metadata" bash -c "
+  printf '%s' '{\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\",
+    \"metadata\": {\"name\": \"hostile\", \"annotations\": {\"sidecar.istio.io/inject\": '\"\$1\"'}},
+    \"spec\": {\"replicas\": 0, \"selector\": {\"matchLabels\": {\"app\": \"hostile\"}},
+      \"template\": {\"metadata\": {\"labels\": {\"app\": \"hostile\"}},
+        \"spec\": {\"containers\": [{\"name\": \"app\", \"image\": \"registry.invalid/app:1\"}]}}}}' |
+  '$DIR/kubectl' -n shop apply -f - >/dev/null" _ "$HOSTILE"
+doctor hostile.txt --no-probe
+paste_fixes() {
+  mkdir -p "$DIR/stub" && : > "$DIR/stub.log"
+  printf '#!/bin/sh\nprintf "%%s\\0" "$#" "$@" >> "%s/stub.log"\n' "$DIR" > "$DIR/stub/kubectl" && chmod +x "$DIR/stub/kubectl"
+  grep '^  fix: kubectl ' "$DIR/hostile.txt" | sed 's/^  fix: //' > "$DIR/hostile-fixes.sh"
+  grep -q 'patch deployment hostile' "$DIR/hostile-fixes.sh" || { echo "no fix for shop/hostile:"; cat "$DIR/hostile.txt"; return 1; }
+  if grep -q $'\x1b' "$DIR/hostile.txt"; then echo "a raw escape character reached the report"; return 1; fi
+  PATH="$DIR/stub:$PATH" bash "$DIR/hostile-fixes.sh" 2> "$DIR/hostile-fixes.err" || { cat "$DIR/hostile-fixes.err"; return 1; }
+  [ ! -s "$DIR/hostile-fixes.err" ] || { cat "$DIR/hostile-fixes.err"; return 1; }
+  if ls "$DIR"/owned-* 2>/dev/null; then echo "a pasted fix ran an injected command"; return 1; fi
+  python3 - "$DIR/stub.log" "$HOSTILE" <<'PY'
+import json, sys
+fields = open(sys.argv[1], encoding="utf-8").read().split("\0")
+calls = []
+while fields and fields[0]:
+    n = int(fields.pop(0)); calls.append(fields[:n]); del fields[:n]
+want = ["-n", "shop", "patch", "deployment", "hostile", "--type=merge", "-p"]
+mine = [c for c in calls if c[:7] == want]
+assert len(mine) == 1 and len(mine[0]) == 8, calls
+patch = json.loads(mine[0][7])
+value = patch["spec"]["template"]["metadata"]["annotations"]["sidecar.istio.io/inject"]
+assert value == json.loads(sys.argv[2]), (value, sys.argv[2])
+print("kubectl received exactly", mine[0][:7], "and the hostile value, unchanged;", len(calls), "call(s) in all")
+PY
+}
+check "doctor's fixes, pasted into bash with a stub kubectl: only kubectl runs, with the intended patch" paste_fixes
+check "Deployment shop/hostile removed" K -n shop delete deployment hostile
 
 # run_fix OUT PATTERN: runs the first printed fix matching PATTERN, as printed (kubectl is the
 # control plane's wrapper)

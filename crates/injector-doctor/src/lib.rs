@@ -11,6 +11,7 @@
 //!
 //! Nothing here talks to a cluster, so every check is unit-tested with hand-built snapshots.
 
+pub mod certificate_source;
 pub mod certs;
 pub mod checks;
 pub mod events;
@@ -20,6 +21,7 @@ pub mod slim;
 pub mod snapshot;
 pub mod webhooks;
 
+pub use certificate_source::CertificateSource;
 pub use read::{Read, ReadFailure, ReadFailureKind};
 pub use report::{Check, Report, Verdict};
 pub use snapshot::{Handshake, Probe, Settings, Snapshot};

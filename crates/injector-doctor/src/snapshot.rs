@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::{
     admissionregistration::v1::MutatingWebhookConfiguration,
-    core::v1::{ConfigMap, Event, Namespace, Pod, Secret, Service},
+    core::v1::{ConfigMap, Event, Namespace, Pod, Service},
     discovery::v1::EndpointSlice,
     policy::v1::PodDisruptionBudget,
 };
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::read::Read;
+use crate::{CertificateSource, read::Read};
 
 /// What the user asked `doctor` to look at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +24,7 @@ pub struct Settings {
     pub injector_namespace: String,
     /// The injector ConfigMap's name (`istio-sidecar-injector[-REV]`).
     pub injector_configmap: String,
-    /// The Secret holding our CA (self-managed certificates).
+    /// The Secret holding our CA (self-managed certificates); only its certificates are kept.
     pub ca_secret: String,
     /// A Secret with `tls.crt` (and `ca.crt`) when certificates are external.
     pub tls_secret: Option<String>,
@@ -103,8 +103,9 @@ pub struct Snapshot {
     pub disruption_budgets: BTreeMap<String, Read<Vec<PodDisruptionBudget>>>,
     /// Core Events with reason `FailedCreate`.
     pub events: Read<Vec<Event>>,
-    /// The Secrets that may hold the CA or the serving certificate (`None`: absent).
-    pub secrets: BTreeMap<String, Read<Option<Secret>>>,
+    /// The certificates of the Secrets and ConfigMaps that may hold the CA or the serving
+    /// certificate (`None`: absent) — certificates only, never a private key.
+    pub certificates: BTreeMap<String, Read<Option<CertificateSource>>>,
     /// Handshakes with loopback `url:` webhooks, by URL.
     pub handshakes: BTreeMap<String, Handshake>,
     /// The end-to-end probe, when it ran.
@@ -127,7 +128,7 @@ impl Snapshot {
             service_pods: BTreeMap::new(),
             disruption_budgets: BTreeMap::new(),
             events: Err(failure),
-            secrets: BTreeMap::new(),
+            certificates: BTreeMap::new(),
             handshakes: BTreeMap::new(),
             probe: None,
         }

@@ -68,7 +68,7 @@ fn snapshot(values: &[String]) -> Snapshot {
         service_pods: BTreeMap::new(),
         disruption_budgets: BTreeMap::new(),
         events: Ok(Vec::new()),
-        secrets: BTreeMap::new(),
+        certificates: BTreeMap::new(),
         handshakes: BTreeMap::new(),
         probe: None,
     }

@@ -1,7 +1,8 @@
 //! `doctor`'s checks on Istio's own installation objects: the MutatingWebhookConfiguration
 //! `istio-sidecar-injector` as Istio installs it (four webhooks by Service `istiod`, from
-//! istioctl's own test data under `$SIDECAR_INJECTOR_SHARED`), Istio's CA Secret
-//! `istio-ca-secret` (`ca-cert.pem`) and the `istiod` Service and EndpointSlice.
+//! istioctl's own test data under `$SIDECAR_INJECTOR_SHARED`), Istio's root certificate as
+//! istiod publishes it (the `istio-ca-root-cert` ConfigMap, `root-cert.pem`: no key is read) and
+//! the `istiod` Service and EndpointSlice.
 
 // Tests report failures by panicking.
 #![allow(clippy::panic, clippy::unwrap_used)]
@@ -9,7 +10,7 @@
 use std::{collections::BTreeMap, path::PathBuf};
 
 use base64::Engine as _;
-use injector_doctor::{Settings, Snapshot, Verdict, checks};
+use injector_doctor::{CertificateSource, Settings, Snapshot, Verdict, checks};
 use serde_json::{Value, json};
 
 fn shared() -> PathBuf {
@@ -103,11 +104,12 @@ fn istios_own_webhooks_secret_and_service_are_checked_as_ours() {
         )]),
         disruption_budgets: BTreeMap::from([("istio-system".to_owned(), Ok(Vec::new()))]),
         events: Ok(Vec::new()),
-        secrets: BTreeMap::from([
+        certificates: BTreeMap::from([
             (
-                "istio-system/istio-ca-secret".to_owned(),
-                Ok(Some(object(json!({"metadata": {"name": "istio-ca-secret"},
-                "data": {"ca-cert.pem": base64::engine::general_purpose::STANDARD.encode(&ca)}})))),
+                "istio-system/istio-ca-root-cert".to_owned(),
+                Ok(Some(CertificateSource::from_config_map(&object(
+                    json!({"metadata": {"name": "istio-ca-root-cert"}, "data": {"root-cert.pem": ca}}),
+                )))),
             ),
             ("istio-system/sidecar-injector-ca".to_owned(), Ok(None)),
         ]),
@@ -135,7 +137,7 @@ fn istios_own_webhooks_secret_and_service_are_checked_as_ours() {
         bundle
             .evidence
             .iter()
-            .any(|e| e.contains("the CA of Secret istio-system/istio-ca-secret (ca-cert.pem)"))
+            .any(|e| e.contains("the CA of ConfigMap istio-system/istio-ca-root-cert (root-cert.pem)"))
     );
     assert_eq!(
         by_id("endpoints").verdict,

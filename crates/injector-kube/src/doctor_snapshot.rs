@@ -1,12 +1,19 @@
 //! Gathers the [`Snapshot`] `doctor` checks: every read on its own, so a refused one only
 //! affects the checks that need it. Reads only — plus one server-side **dry-run** create for
 //! the probe, which stores nothing — and TLS handshakes only with loopback `url:` webhooks.
+//!
+//! Certificates, never private keys: Istio's root is read from the `istio-ca-root-cert`
+//! ConfigMap (not from `istio-ca-secret` or `cacerts`, which hold its key); the two Secrets with
+//! no key-free copy (ours, `--ca-secret`, and `--tls-secret`) are turned into their certificates
+//! as soon as they arrive ([`CertificateSource::from_secret`]), the rest of them dropped.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use injector_doctor::{
-    Probe, Read, ReadFailure, ReadFailureKind, Settings, Snapshot, checks::probe, webhooks::Target,
+    CertificateSource, Probe, Read, ReadFailure, ReadFailureKind, Settings, Snapshot,
+    checks::{ca_bundle::ISTIO_ROOT_CONFIGMAP, probe},
+    webhooks::Target,
 };
 use k8s_openapi::api::{
     admissionregistration::v1::MutatingWebhookConfiguration,
@@ -131,7 +138,7 @@ pub async fn gather(client: Result<Client, String>, options: GatherOptions) -> S
         service_pods: BTreeMap::new(),
         disruption_budgets: BTreeMap::new(),
         events,
-        secrets: BTreeMap::new(),
+        certificates: BTreeMap::new(),
         handshakes: BTreeMap::new(),
         probe: None,
     };
@@ -157,17 +164,26 @@ pub async fn gather(client: Result<Client, String>, options: GatherOptions) -> S
             _ => {}
         }
     }
-    let mut secret_names = vec![
-        settings.ca_secret.clone(),
-        "istio-ca-secret".to_owned(),
-        "cacerts".to_owned(),
-    ];
+    let mut secret_names = vec![settings.ca_secret.clone()];
     secret_names.extend(settings.tls_secret.clone());
     let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
     for name in secret_names {
-        let read = get(&secrets, &name, format!("get secrets {ns}/{name}")).await;
-        snapshot.secrets.insert(format!("{ns}/{name}"), read);
+        let read = get(&secrets, &name, format!("get secrets {ns}/{name}"))
+            .await
+            .map(|found| found.map(CertificateSource::from_secret));
+        snapshot.certificates.insert(format!("{ns}/{name}"), read);
     }
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let root = get(
+        &config_maps,
+        ISTIO_ROOT_CONFIGMAP,
+        format!("get configmaps {ns}/{ISTIO_ROOT_CONFIGMAP}"),
+    )
+    .await
+    .map(|found| found.as_ref().map(CertificateSource::from_config_map));
+    snapshot
+        .certificates
+        .insert(format!("{ns}/{ISTIO_ROOT_CONFIGMAP}"), root);
     if let Some(namespace) = options.probe {
         let namespace = namespace.unwrap_or_else(|| probe::choose_namespace(&snapshot));
         snapshot.probe = Some(run_probe(&client, &namespace).await);

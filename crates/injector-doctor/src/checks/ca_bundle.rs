@@ -4,7 +4,7 @@
 //! certificate in its Secret is verified against the bundle for the name the API server dials.
 
 use injector_core::shell;
-use k8s_openapi::api::{admissionregistration::v1::MutatingWebhook, core::v1::Secret};
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhook;
 
 use super::{no_webhooks, ours};
 use crate::{
@@ -16,9 +16,14 @@ use crate::{
 const ID: &str = "caBundle";
 const TITLE: &str = "caBundle verifies the serving certificate";
 
-/// Secret keys that hold a CA, by Secret: ours (`ca.crt`, `next-ca.crt`), Istio's self-signed CA
-/// (`istio-ca-secret`: `ca-cert.pem`) and a plugged-in one (`cacerts`: `root-cert.pem`).
+/// Data keys that hold a CA: ours (`ca.crt`, `next-ca.crt`), Istio's root as istiod publishes
+/// it (the `istio-ca-root-cert` ConfigMap: `root-cert.pem`) and Istio's CA Secrets' own names
+/// (`ca-cert.pem`).
 pub const CA_KEYS: &[&str] = &["ca.crt", "next-ca.crt", "ca-cert.pem", "root-cert.pem"];
+
+/// The ConfigMap in which istiod publishes its root certificate (`root-cert.pem`), in every
+/// namespace: Istio's CA without its key.
+pub const ISTIO_ROOT_CONFIGMAP: &str = "istio-ca-root-cert";
 
 /// The name the API server verifies the certificate for.
 pub fn dialled_name(target: &Target) -> Option<String> {
@@ -27,12 +32,6 @@ pub fn dialled_name(target: &Target) -> Option<String> {
         Target::Service { namespace, name, .. } => Some(format!("{name}.{namespace}.svc")),
         Target::Missing => None,
     }
-}
-
-/// The certificates under `key` of a Secret.
-pub fn secret_certificates(secret: &Secret, key: &str) -> Option<Vec<Vec<u8>>> {
-    let bytes = secret.data.as_ref()?.get(key)?;
-    pem_certificates(&bytes.0).ok()
 }
 
 /// Runs the check.
@@ -152,11 +151,11 @@ fn one_webhook(snapshot: &Snapshot, webhook: &MutatingWebhook, label: &str) -> O
     // 2. The serving certificate in the TLS Secret (certificates managed by cert-manager or similar).
     if let Some(tls) = &snapshot.settings.tls_secret {
         let key = format!("{}/{tls}", snapshot.settings.injector_namespace);
-        if let Some(Ok(Some(secret))) = snapshot.secrets.get(&key)
-            && let Some(chain) = secret_certificates(secret, "tls.crt")
+        if let Some(Ok(Some(source))) = snapshot.certificates.get(&key)
+            && let Some(chain) = source.get("tls.crt")
         {
             evidence.push(format!("{label}: compared with tls.crt of Secret {key}"));
-            return match verify_chain(&bundle, &chain, &server_name, snapshot.now) {
+            return match verify_chain(&bundle, chain, &server_name, snapshot.now) {
                 Ok(()) => Outcome::Verified(evidence),
                 Err(problem) => Outcome::Broken {
                     problem: format!("{} (Secret {key})", problem.describe()),
@@ -165,23 +164,24 @@ fn one_webhook(snapshot: &Snapshot, webhook: &MutatingWebhook, label: &str) -> O
             };
         }
     }
-    // 3. The CA Secrets: the bundle must hold the CA that signs.
+    // 3. The CA Secrets (and Istio's published root): the bundle must hold the CA that signs.
     let in_bundle: Vec<String> = bundle.iter().map(|d| fingerprint(d)).collect();
     let mut unreadable = Vec::new();
     let mut compared = Vec::new();
-    for (key, read) in &snapshot.secrets {
+    for (key, read) in &snapshot.certificates {
         match read {
-            Ok(Some(secret)) => {
+            Ok(Some(source)) => {
                 for ca_key in CA_KEYS {
-                    let Some(cas) = secret_certificates(secret, ca_key) else {
+                    let Some(cas) = source.get(ca_key) else {
                         continue;
                     };
                     for ca in cas {
-                        let print = fingerprint(&ca);
+                        let print = fingerprint(ca);
                         compared.push(format!("{key} {ca_key}"));
                         if in_bundle.contains(&print) && *ca_key != "next-ca.crt" {
                             evidence.push(format!(
-                                "{label}: the caBundle holds the CA of Secret {key} ({ca_key})"
+                                "{label}: the caBundle holds the CA of {} ({ca_key})",
+                                source.describe(key)
                             ));
                             return Outcome::Verified(evidence);
                         }
@@ -246,7 +246,7 @@ fn fixes(snapshot: &Snapshot, configuration: &str, index: usize, webhook: &Mutat
     };
     let exists = |name: &str| {
         matches!(
-            snapshot.secrets.get(&format!("{namespace}/{name}")),
+            snapshot.certificates.get(&format!("{namespace}/{name}")),
             Some(Ok(Some(_)))
         )
     };
@@ -282,7 +282,7 @@ mod tests {
 
     use super::super::fixtures::*;
     use super::*;
-    use crate::{Handshake, certs::testing::ca};
+    use crate::{CertificateSource, Handshake, certs::testing::ca};
 
     const URL: &str = "https://127.0.0.1:9443/inject";
 
@@ -308,10 +308,10 @@ mod tests {
     fn an_empty_bundle_is_an_x509_error_with_the_patch_from_the_ca_secret() {
         let ours = ca("ours", NOW - 100, NOW + 100_000);
         let mut snapshot = with_webhook("", None);
-        let secret: Secret = object(
+        let secret = CertificateSource::from_secret(object(
             json!({"metadata": {"name": "sidecar-injector-ca"}, "data": {"ca.crt": base64(&ours.pem)}}),
-        );
-        snapshot.secrets =
+        ));
+        snapshot.certificates =
             BTreeMap::from([("istio-system/sidecar-injector-ca".to_owned(), Ok(Some(secret)))]);
         let check = check(&snapshot);
         assert_eq!(check.verdict, Verdict::Error);
@@ -341,19 +341,19 @@ mod tests {
     fn without_a_handshake_the_ca_secret_is_compared_and_an_unreadable_one_says_why() {
         let ours = ca("ours", NOW - 100, NOW + 100_000);
         let other = ca("other", NOW - 100, NOW + 100_000);
-        let secret: Secret = object(
+        let secret = CertificateSource::from_secret(object(
             json!({"metadata": {"name": "sidecar-injector-ca"}, "data": {"ca.crt": base64(&ours.pem)}}),
-        );
+        ));
         let mut snapshot = with_webhook(&ours.pem, None);
         snapshot
-            .secrets
+            .certificates
             .insert("istio-system/sidecar-injector-ca".into(), Ok(Some(secret)));
         assert_eq!(check(&snapshot).verdict, Verdict::Ok);
         let mut stale = with_webhook(&other.pem, None);
-        stale.secrets = snapshot.secrets.clone();
+        stale.certificates = snapshot.certificates.clone();
         assert_eq!(check(&stale).verdict, Verdict::Error);
         let mut forbidden_secret = with_webhook(&ours.pem, None);
-        forbidden_secret.secrets.insert(
+        forbidden_secret.certificates.insert(
             "istio-system/sidecar-injector-ca".into(),
             Err(forbidden("get secrets istio-system/sidecar-injector-ca")),
         );

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::ca_bundle::{CA_KEYS, secret_certificates};
+use super::ca_bundle::CA_KEYS;
 use crate::{
     Check, Snapshot, Verdict,
     certs::{CertInfo, date, pem_certificates},
@@ -40,15 +40,11 @@ pub fn check(snapshot: &Snapshot) -> Check {
             }
         }
     }
-    for (key, read) in &snapshot.secrets {
-        let Ok(Some(secret)) = read else { continue };
+    for (key, read) in &snapshot.certificates {
+        let Ok(Some(source)) = read else { continue };
         for ca_key in CA_KEYS.iter().chain(&["tls.crt"]) {
-            for der in secret_certificates(secret, ca_key)
-                .unwrap_or_default()
-                .into_iter()
-                .take(1)
-            {
-                certificates.push((format!("{ca_key} of Secret {key}"), der));
+            for der in source.get(ca_key).unwrap_or_default().iter().take(1) {
+                certificates.push((format!("{ca_key} of {}", source.describe(key)), der.clone()));
             }
         }
     }

@@ -39,7 +39,7 @@ pub fn empty() -> Snapshot {
         service_pods: BTreeMap::new(),
         disruption_budgets: BTreeMap::new(),
         events: Ok(Vec::new()),
-        secrets: BTreeMap::new(),
+        certificates: BTreeMap::new(),
         handshakes: BTreeMap::new(),
         probe: None,
     }
