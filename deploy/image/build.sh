@@ -7,6 +7,11 @@
 # The layer is assembled with tar (owner 0:0, fixed mtimes, sorted names) and the image with
 # umoci (Debian package), so the same commit gives the same image digest.
 #
+# Beside the archive goes its SBOM, OUTPUT with .cdx.json for .oci.tar: the binary's dependency
+# tree (every crate, version, licence and package URL; Cargo.lock's resolution for the musl
+# target, build-time crates included) as CycloneDX 1.5 JSON, made by cargo-cyclonedx (installed
+# into ~/.cache/sidecar-injector/cargo-cyclonedx when missing).
+#
 # Usage: deploy/image/build.sh [OUTPUT]
 #   OUTPUT   where the archive goes (default target/image/sidecar-injector-VERSION.oci.tar)
 # Environment:
@@ -106,3 +111,16 @@ tar --create --file "$out.partial" --directory "$layout" --sort=name --numeric-o
 mv "$out.partial" "$out"
 manifest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' "$layout/index.json")
 echo "image: $out ($(du -h "$out" | cut -f1)), tag $tag, manifest $manifest"
+
+# ---- the SBOM, beside the archive
+cdx_root="$HOME/.cache/sidecar-injector/cargo-cyclonedx"
+if [ ! -x "$cdx_root/bin/cargo-cyclonedx" ]; then
+  cargo install --locked cargo-cyclonedx --root "$cdx_root"
+fi
+sbom=${out%.oci.tar}.cdx.json
+[ "$sbom" != "$out" ] || sbom=$out.cdx.json
+# cargo-cyclonedx writes next to the crate's Cargo.toml; the file is moved out at once.
+"$cdx_root/bin/cargo-cyclonedx" cyclonedx --manifest-path crates/sidecar-injector/Cargo.toml \
+  --format json --spec-version 1.5 --target "$musl" --describe binaries --quiet
+mv crates/sidecar-injector/sidecar-injector_bin.cdx.json "$sbom"
+echo "sbom: $sbom ($(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["components"]))' "$sbom") components)"

@@ -8,7 +8,11 @@
 #   - the image works: the binary from the layer prints the version, and (when run as root, with
 #     chroot) `serve` started inside the unpacked root filesystem as UID 65532 with a read-only
 #     view of it answers /healthz and /readyz and an admission over TLS;
-#   - reproducible: a second build of the same commit gives the same manifest digest.
+#   - the SBOM beside the archive (ARCHIVE with .cdx.json): CycloneDX 1.5 describing this binary
+#     and version for the musl target, every crate the binary links (Cargo.lock's resolution,
+#     following normal dependencies from sidecar-injector) at its locked version, nothing that is
+#     not a normal or build dependency (no test-only crate), a licence and package URL each;
+#   - reproducible: a second build of the same commit gives the same manifest digest and SBOM.
 #
 # Usage: deploy/image/verify.sh [ARCHIVE]   (default target/image/sidecar-injector-VERSION.oci.tar)
 # Env: SKIP_REBUILD=1 skips the reproducibility rebuild.
@@ -100,6 +104,68 @@ if failures:
     sys.exit(1)
 EOF
 
+# ---- the SBOM, against cargo's own resolution of the binary's dependencies
+sbom=${archive%.oci.tar}.cdx.json
+[ "$sbom" != "$archive" ] || sbom=$archive.cdx.json
+[ -f "$sbom" ] || { echo "FAIL no SBOM beside the archive ($sbom)" >&2; exit 1; }
+cargo metadata --locked --format-version 1 --filter-platform x86_64-unknown-linux-musl >"$work/metadata.json"
+python3 - "$sbom" "$work/metadata.json" "$version" <<'PY'
+import json, sys
+
+sbom_path, metadata_path, version = sys.argv[1:4]
+failures = []
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+bom = json.load(open(sbom_path))
+check(bom.get("bomFormat") == "CycloneDX" and bom.get("specVersion") == "1.5", "SBOM: CycloneDX 1.5 JSON")
+meta = bom.get("metadata", {})
+main = meta.get("component", {})
+check(main.get("name") == "sidecar-injector" and main.get("version") == version,
+      f"SBOM describes sidecar-injector {version} (got {main.get('name')!r} {main.get('version')!r})")
+triple = {p.get("name"): p.get("value") for p in meta.get("properties", [])}.get("cdx:rustc:sbom:target:triple")
+check(triple == "x86_64-unknown-linux-musl", f"SBOM is for the image's target (got {triple!r})")
+
+metadata = json.load(open(metadata_path))
+packages = {p["id"]: p for p in metadata["packages"]}
+nodes = {n["id"]: n for n in metadata["resolve"]["nodes"]}
+root = next(i for i in nodes if packages[i]["name"] == "sidecar-injector")
+
+def reachable(kinds):
+    seen, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for dep in nodes[node]["deps"]:
+            if any(k["kind"] in kinds for k in dep["dep_kinds"]):
+                todo.append(dep["pkg"])
+    seen.discard(root)
+    return {(packages[i]["name"], packages[i]["version"]) for i in seen}
+
+linked = reachable({None})
+built = reachable({None, "build"})
+components = {(c.get("name"), c.get("version")) for c in bom.get("components", [])}
+missing = sorted(linked - components)
+check(not missing, f"every one of the {len(linked)} crates the binary links is listed at its locked version"
+      + (f" (missing: {missing[:10]})" if missing else ""))
+extra = sorted(components - built)
+check(not extra, f"nothing else: the {len(components)} components are normal or build dependencies"
+      + (f" (not: {extra[:10]})" if extra else ""))
+bare = [c.get("name") for c in bom.get("components", []) if not c.get("licenses") or not c.get("purl")]
+check(not bare, "every component has a licence and a package URL" + (f" (not: {bare[:10]})" if bare else ""))
+for crate in ("rustls", "ring", "tokio", "hyper", "kube-client"):
+    check(any(name == crate for name, _ in components), f"SBOM lists {crate}")
+
+if failures:
+    print(f"{len(failures)} SBOM check(s) failed", flush=True)
+    sys.exit(1)
+PY
+
 bin=$work/rootfs/sidecar-injector
 if readelf -l "$bin" | grep -q 'program interpreter'; then
   echo "FAIL /sidecar-injector is dynamically linked; the image has no libc" >&2; exit 1
@@ -145,5 +211,7 @@ if [ -z "${SKIP_REBUILD:-}" ]; then
   first=$(digest "$archive"); second=$(digest "$work/again.oci.tar")
   [ "$first" = "$second" ] || { echo "FAIL not reproducible: $first then $second" >&2; exit 1; }
   echo "ok   reproducible: a second build gives the same manifest $first"
+  cmp -s "$sbom" "$work/again.cdx.json" || { echo "FAIL the SBOM differs between two builds" >&2; exit 1; }
+  echo "ok   reproducible: and the same SBOM"
 fi
 echo "image verified: $archive"
