@@ -24,7 +24,10 @@ pub fn try_it(admission: SocketAddr, monitoring: Option<SocketAddr>, cert: &Cert
     let trust = match cert {
         CertSource::SelfSigned {
             write_ca: Some(path), ..
-        } => format!("--cacert {}", path.display()),
+        } => format!(
+            "--cacert {}",
+            injector_core::shell::quote(&path.display().to_string())
+        ),
         CertSource::SelfSigned { write_ca: None, .. } => {
             "--cacert CA.pem (start with --write-ca CA.pem to get the self-signed CA)".to_owned()
         }
@@ -86,5 +89,11 @@ mod tests {
         );
         assert!(without.contains("--write-ca"), "{without}");
         assert!(!without.contains("readyz"), "{without}");
+        let spaced = CertSource::SelfSigned {
+            dns_names: Vec::new(),
+            write_ca: Some("/tmp/my ca's.pem".into()),
+        };
+        let line = try_it("127.0.0.1:1".parse().expect("addr"), None, &spaced);
+        assert!(line.contains(r#"--cacert "/tmp/my ca's.pem" "#), "{line}");
     }
 }
