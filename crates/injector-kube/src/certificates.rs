@@ -168,12 +168,21 @@ impl Reconciler {
                 let set = match CaSet::from_secret_data(&data) {
                     Ok(set) => set,
                     Err(error) => {
+                        let empty_it = injector_core::shell::command([
+                            "kubectl",
+                            "-n",
+                            &self.namespace,
+                            "patch",
+                            "secret",
+                            self.mode.secret(),
+                            "--type=json",
+                            "-p",
+                            r#"[{"op":"remove","path":"/data"}]"#,
+                        ]);
                         self.report(Some(format!(
                             "{} is not a usable CA: {error}; it is left as it is (fix it, or empty it to have a new CA generated: \
-                             `kubectl -n {} patch secret {} --type=json -p '[{{\"op\":\"remove\",\"path\":\"/data\"}}]'`)",
+                             `{empty_it}`)",
                             self.secret_label(),
-                            self.namespace,
-                            self.mode.secret()
                         )));
                         return;
                     }
@@ -257,9 +266,17 @@ impl Reconciler {
             CertificateMode::SelfManaged { secret, .. } => format!(
                 "{} does not exist: the chart and deploy/manifests create it empty and the injector fills it \
                  (this ServiceAccount may update it, not create it); create it with \
-                 `kubectl -n {} create secret generic {secret}`",
+                 `{}`",
                 self.secret_label(),
-                self.namespace
+                injector_core::shell::command([
+                    "kubectl",
+                    "-n",
+                    &self.namespace,
+                    "create",
+                    "secret",
+                    "generic",
+                    secret
+                ])
             ),
             CertificateMode::External { .. } => format!(
                 "{} does not exist yet (external certificates: cert-manager or another tool writes it)",

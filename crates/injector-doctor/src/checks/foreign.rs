@@ -3,6 +3,8 @@
 //! ours; the injector never writes such a webhook and never waits for it, and this check says
 //! which ones it leaves alone. Shown only when there is one.
 
+use injector_core::shell;
+
 use crate::{Check, Snapshot, Verdict, webhooks};
 
 const ID: &str = "foreign";
@@ -37,8 +39,14 @@ pub fn check(snapshot: &Snapshot) -> Option<Check> {
         ));
     }
     check.fixes.push(format!(
-        "if it is not meant to be the injector's, remove the label: kubectl label mutatingwebhookconfiguration {} istio.io/rev-",
-        foreign[0].configuration
+        "if it is not meant to be the injector's, remove the label: {}",
+        shell::command([
+            "kubectl",
+            "label",
+            "mutatingwebhookconfiguration",
+            &foreign[0].configuration,
+            "istio.io/rev-",
+        ])
     ));
     check.fixes.push(
         "if it is, point it at the injector's Service (or pass the injector's names with --service-name/--dns-name)"
