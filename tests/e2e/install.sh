@@ -200,9 +200,15 @@ for path in sys.argv[1:]:
     else:
         assert mwc.get("resourceNames") == [webhook], (path, mwc)
     assert all("create" not in r["verbs"] for r in cluster if r["resources"] != ["events"]), (path, cluster)
-    policies = {p["metadata"]["name"]: p for p in by["ValidatingAdmissionPolicy"]}
-    bound = {b["spec"]["policyName"] for b in by["ValidatingAdmissionPolicyBinding"]}
-    assert set(policies) == bound and len(policies) == 1, (path, set(policies), bound)
+    # The guards on the ServiceAccount (Deny), and the warnings at `kubectl apply` (Warn, Audit).
+    guards = {b["spec"]["policyName"] for b in by["ValidatingAdmissionPolicyBinding"] if b["spec"]["validationActions"] == ["Deny"]}
+    warns = {b["spec"]["policyName"] for b in by["ValidatingAdmissionPolicyBinding"] if b["spec"]["validationActions"] == ["Warn", "Audit"]}
+    policies = {p["metadata"]["name"]: p for p in by["ValidatingAdmissionPolicy"] if p["metadata"]["name"] in guards}
+    assert set(policies) == guards and len(policies) == 1, (path, set(policies), guards)
+    assert len(warns) == 3 and warns <= {p["metadata"]["name"] for p in by["ValidatingAdmissionPolicy"]}, (path, warns)
+    assert all(p["spec"]["failurePolicy"] == "Ignore" for p in by["ValidatingAdmissionPolicy"] if p["metadata"]["name"] in warns), path
+    conditions = [[c["name"] for c in w.get("matchConditions", [])] for w in by["MutatingWebhookConfiguration"][0]["webhooks"]]
+    assert all(c == ["not-host-network", "not-opted-out", "not-ignored-namespace"] for c in conditions), (path, conditions)
     for p in policies.values():
         want = f'request.userInfo.username == "system:serviceaccount:{ns}:{sa}"'
         assert p["spec"]["matchConditions"][0]["expression"] == want, p["spec"]["matchConditions"]
@@ -215,8 +221,10 @@ PY
 # kinds_of HELM-ARGS...: the kinds `helm template` renders, one per line
 kinds_of() { "$HELM" template "$REL" "$CHART" --namespace "$NS" "$@" | sed -n 's/^kind: //p'; }
 no_policy_when() { ! kinds_of "$@" | grep -qx ValidatingAdmissionPolicy; }
-check "no admission policy with admissionPolicy.enabled=false" no_policy_when --set admissionPolicy.enabled=false
+check "no admission policy with admissionPolicy.enabled=false and applyWarnings.enabled=false" no_policy_when --set admissionPolicy.enabled=false --set applyWarnings.enabled=false
 check "no admission policy for a Kubernetes before 1.30 (no admissionregistration.k8s.io/v1 policies)" no_policy_when --kube-version 1.29.0
+no_conditions_before_1_30() { ! "$HELM" template "$REL" "$CHART" --namespace "$NS" --kube-version 1.29.0 | grep -q 'matchConditions:'; }
+check "no webhook matchConditions for a Kubernetes before 1.30" no_conditions_before_1_30
 external_reads_only() {
   local out; out=$("$HELM" template "$REL" "$CHART" --namespace "$NS" --set certificates.mode=external) || return 1
   ! sed -n 's/^kind: //p' <<< "$out" | grep -qx Secret &&
@@ -224,7 +232,7 @@ external_reads_only() {
 }
 check "certificates.mode=external: no CA Secret, and the tls Secret is only listed and watched" external_reads_only
 probe_policy() {
-  [ "$(kinds_of --set probe.enabled=true | grep -cx ValidatingAdmissionPolicy)" = 2 ] &&
+  [ "$(kinds_of --set probe.enabled=true --set applyWarnings.enabled=false | grep -cx ValidatingAdmissionPolicy)" = 2 ] &&
   "$HELM" template "$REL" "$CHART" --namespace "$NS" --set probe.enabled=true | grep -q 'expression: request.dryRun == true'
 }
 check "the probe adds the policy that lets the ServiceAccount create pods only as dry runs" probe_policy

@@ -150,7 +150,7 @@ pub struct Explanation {
     pub injected: bool,
     /// One sentence naming the rule that decided.
     pub reason: String,
-    /// The deciding check (`namespaceSelector`, `objectSelector`, `rules`, `hostNetwork`,
+    /// The deciding check (`namespaceSelector`, `objectSelector`, `matchConditions`, `rules`, `hostNetwork`,
     /// `ignoredNamespace`, `podOverride`, `neverInjectSelector`, `alwaysInjectSelector`,
     /// `defaultPolicy`, `invalidPolicy`).
     pub decided_by: String,
@@ -169,6 +169,11 @@ pub fn explain(workload: &PodTemplate, context: Context<'_>) -> Explanation {
     let mut warnings = workload.misplaced_settings();
     warnings.extend(crate::ignored_annotations::warnings(&workload.annotations));
     let namespace = resolve_namespace(workload, context.namespace, &mut warnings);
+    warnings.extend(one_object_mistakes(
+        workload,
+        &namespace,
+        context.namespace.is_some(),
+    ));
 
     let decision = decision::decide(
         PodFacts {
@@ -198,8 +203,9 @@ pub fn explain(workload: &PodTemplate, context: Context<'_>) -> Explanation {
         }
         Webhooks::AssumeCalled => (None, WebhookSource::AssumedCalled),
     };
-    let verdicts =
-        configurations.map(|configurations| gate::evaluate(configurations, &namespace, &workload.labels));
+    let verdicts = configurations.map(|configurations| {
+        gate::evaluate_pod(configurations, &namespace, &workload.pod_view(&namespace.name))
+    });
     let called = verdicts
         .as_ref()
         .map(|verdicts| verdicts.iter().any(|v| v.called));
@@ -266,6 +272,40 @@ pub fn explain(workload: &PodTemplate, context: Context<'_>) -> Explanation {
         warnings,
         remedies,
     }
+}
+
+/// The mistakes the workload and its namespace show on their own, in the words `kubectl apply`
+/// prints them (the chart's admission policies). A value other than `true`/`false` and a label
+/// hiding the annotation are left to the decision's own warnings, which say the same.
+fn one_object_mistakes(
+    workload: &PodTemplate,
+    namespace: &NamespaceFacts,
+    namespace_given: bool,
+) -> Vec<String> {
+    let mut found: Vec<String> = crate::mistakes::template_mistakes(
+        Some(&namespace.name),
+        workload.host_network,
+        &workload.labels,
+        &workload.annotations,
+    )
+    .into_iter()
+    .filter(|m| {
+        ![
+            crate::mistakes::INVALID_INJECT_VALUE,
+            crate::mistakes::LABEL_HIDES_ANNOTATION,
+        ]
+        .contains(m)
+    })
+    .map(|m| m.message.to_owned())
+    .collect();
+    if namespace_given {
+        found.extend(
+            crate::mistakes::namespace_mistakes(&namespace.labels)
+                .into_iter()
+                .map(|m| format!("namespace {}: {}", namespace.name, m.message)),
+        );
+    }
+    found
 }
 
 /// The namespace pods are created in: the workload's, else the given Namespace's, else `default`.
@@ -379,6 +419,23 @@ fn gate_steps(verdict: &WebhookVerdict, none_called: bool) -> Vec<Step> {
         outcome(object.matched, &object.unmet),
         none_called && namespace.matched && !object.matched,
     ));
+    let conditions = &verdict.match_conditions;
+    if namespace.matched && object.matched && (!conditions.pass() || !conditions.unevaluated.is_empty()) {
+        let outcome = if conditions.pass() {
+            format!(
+                "not evaluated here, assumed true: {}",
+                conditions.unevaluated.join("; ")
+            )
+        } else {
+            format!("false: {}", conditions.failed.join(", "))
+        };
+        steps.push(step(
+            "matchConditions",
+            "CEL, with the pod".to_owned(),
+            outcome,
+            none_called && !conditions.pass(),
+        ));
+    }
     let call = if verdict.called { "called" } else { "not called" };
     steps.push(step(
         "call",
@@ -405,6 +462,15 @@ fn not_called_reason(verdicts: &[WebhookVerdict], namespace: &str) -> (String, S
         1 => " (nor does the other webhook)".to_owned(),
         n => format!(" (nor do the other {n} webhooks)"),
     };
+    if first.namespace_selector.matched && first.object_selector.matched {
+        let reason = format!(
+            "not injected: the API server does not call the injector — the pod fails matchConditions {} of \
+             webhook {}{others}",
+            first.match_conditions.failed.join(", "),
+            first.webhook
+        );
+        return (reason, "matchConditions".to_owned());
+    }
     if !first.namespace_selector.matched {
         let reason = format!(
             "not injected: the API server does not call the injector — namespace {namespace:?} does not match the \
@@ -504,6 +570,18 @@ fn gate_remedies(
     let mut remedies: Vec<Remedy> = Vec::new();
     let mut alternatives: Vec<(usize, Remedy)> = Vec::new();
     for verdict in verdicts.iter().filter(|v| v.rules_match) {
+        if verdict.namespace_selector.matched && verdict.object_selector.matched {
+            remedies.push(Remedy {
+                description: format!(
+                    "webhook {} skips the pod by its matchConditions ({}): change what they test, such as \
+                     spec.hostNetwork or a sidecar.istio.io/inject of \"false\"",
+                    verdict.webhook,
+                    verdict.match_conditions.failed.join(", ")
+                ),
+                command: None,
+            });
+            continue;
+        }
         let namespace_changes = label_changes(&verdict.namespace_selector.unmet_requirements);
         let pod_changes = label_changes(&verdict.object_selector.unmet_requirements);
         let mut parts = Vec::new();

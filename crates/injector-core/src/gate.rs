@@ -6,8 +6,8 @@
 //! selector matches everything. Only labels count here: the pod *annotation*
 //! `sidecar.istio.io/inject` is invisible to the API server.
 //!
-//! `matchConditions` (CEL expressions) are evaluated by the API server after the selectors; we do
-//! not evaluate CEL, so a webhook that has them is reported with a note.
+//! `matchConditions` (CEL expressions) are evaluated by the API server after the selectors, with
+//! the pod; [`match_conditions`] evaluates them the same way, and notes those it cannot.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -16,6 +16,10 @@ use crate::{
     object::{FieldError, ObjectRef, optional_string, string_map},
     selector::{LabelSelector, Labels, Requirement, kind_of},
 };
+
+pub mod match_conditions;
+
+pub use match_conditions::{ConditionsOutcome, MatchCondition};
 
 /// The label the API server puts on every namespace, holding its name.
 pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
@@ -108,8 +112,8 @@ pub struct Webhook {
     pub object_selector: LabelSelector,
     /// `Fail` (the default) or `Ignore`.
     pub failure_policy: String,
-    /// Names of the CEL `matchConditions`, which we cannot evaluate.
-    pub match_conditions: Vec<String>,
+    /// The CEL `matchConditions`.
+    pub match_conditions: Vec<MatchCondition>,
 }
 
 /// A MutatingWebhookConfiguration.
@@ -192,10 +196,16 @@ fn webhook(value: &Value, at: &str) -> Result<Webhook, FieldError> {
         Some(Value::Array(items)) => items
             .iter()
             .map(|item| {
-                item.get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("<unnamed>")
-                    .to_owned()
+                let text = |field: &str, default: &str| {
+                    item.get(field)
+                        .and_then(Value::as_str)
+                        .unwrap_or(default)
+                        .to_owned()
+                };
+                MatchCondition {
+                    name: text("name", "<unnamed>"),
+                    expression: text("expression", ""),
+                }
             })
             .collect(),
         _ => Vec::new(),
@@ -304,35 +314,71 @@ pub struct WebhookVerdict {
     pub namespace_selector: SelectorOutcome,
     /// The objectSelector against the pod's labels.
     pub object_selector: SelectorOutcome,
+    /// Its `matchConditions` for the pod, once the selectors matched (none evaluated otherwise).
+    pub match_conditions: ConditionsOutcome,
     /// Whether the API server calls this webhook for the pod.
     pub called: bool,
     /// `Fail` or `Ignore`: what happens when the call fails.
     pub failure_policy: String,
-    /// Things worth knowing (unevaluated matchConditions).
+    /// Things worth knowing (matchConditions that could not be evaluated).
     pub notes: Vec<String>,
 }
 
-/// Evaluates every webhook of every configuration for a pod with `pod_labels` in `namespace`.
+/// Evaluates every webhook of every configuration for a pod with `pod_labels` (and nothing else
+/// known of it) in `namespace`.
 pub fn evaluate(
     configurations: &[WebhookConfiguration],
     namespace: &NamespaceFacts,
     pod_labels: &Labels,
 ) -> Vec<WebhookVerdict> {
+    let pod = serde_json::json!({
+        "metadata": {"namespace": namespace.name, "labels": pod_labels},
+        "spec": {},
+    });
+    evaluate_pod(configurations, namespace, &pod)
+}
+
+/// Evaluates every webhook of every configuration for the creation of `pod` (a Pod object, or
+/// as much of one as is known: `metadata.labels`, `metadata.annotations`, `spec`) in
+/// `namespace`: rules, selectors, then matchConditions.
+pub fn evaluate_pod(
+    configurations: &[WebhookConfiguration],
+    namespace: &NamespaceFacts,
+    pod: &Value,
+) -> Vec<WebhookVerdict> {
+    let pod_labels = pod
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
+        .map(|labels| {
+            labels
+                .iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                .collect::<Labels>()
+        })
+        .unwrap_or_default();
     configurations
         .iter()
         .flat_map(|configuration| {
+            let pod_labels = &pod_labels;
             configuration.webhooks.iter().map(move |webhook| {
                 let rules_match = webhook.rules.iter().any(RuleWithOperations::matches_pod_create);
-                let namespace_selector = SelectorOutcome::evaluate(&webhook.namespace_selector, &namespace.labels);
+                let namespace_selector =
+                    SelectorOutcome::evaluate(&webhook.namespace_selector, &namespace.labels);
                 let object_selector = SelectorOutcome::evaluate(&webhook.object_selector, pod_labels);
-                let called = rules_match && namespace_selector.matched && object_selector.matched;
-                let notes = if webhook.match_conditions.is_empty() {
+                let selected = rules_match && namespace_selector.matched && object_selector.matched;
+                let match_conditions = if selected {
+                    match_conditions::evaluate(&webhook.match_conditions, pod, &namespace.name)
+                } else {
+                    ConditionsOutcome::default()
+                };
+                let called = selected && match_conditions.pass();
+                let notes = if match_conditions.unevaluated.is_empty() || !called {
                     Vec::new()
                 } else {
                     vec![format!(
-                        "has matchConditions ({}), CEL expressions the API server evaluates after the selectors; \
-                         not evaluated here, assumed to pass",
-                        webhook.match_conditions.join(", ")
+                        "matchConditions not evaluated here, assumed to pass: {}",
+                        match_conditions.unevaluated.join("; ")
                     )]
                 };
                 WebhookVerdict {
@@ -342,6 +388,7 @@ pub fn evaluate(
                     rules_match,
                     namespace_selector,
                     object_selector,
+                    match_conditions,
                     called,
                     failure_policy: webhook.failure_policy.clone(),
                     notes,

@@ -9,6 +9,7 @@ pub mod decision;
 pub mod explain;
 pub mod gate;
 pub mod ignored_annotations;
+pub mod mistakes;
 pub mod object;
 pub mod selector;
 pub mod shell;

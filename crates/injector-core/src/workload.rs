@@ -126,16 +126,38 @@ impl PodTemplate {
                     Some(template_value) => {
                         format!("the pod template's own {noun} ({template_value:?}) is what counts")
                     }
-                    None => format!("move it to {}.metadata.{field}", self.template_path),
+                    None => format!("set it at {}.metadata.{field} instead", self.template_path),
                 };
                 warnings.push(format!(
-                    "the {noun} {INJECT_KEY}: {value:?} is on the {}'s own metadata, where it has no effect: \
-                     the injector only sees the pod, built from {}; {template_note}",
-                    self.owner.kind, self.template_path
+                    "the {noun} {INJECT_KEY}: {value:?} is on the {}'s own metadata: {}; {template_note}",
+                    self.owner.kind,
+                    self.misplaced_mistake().message
                 ));
             }
         }
         warnings
+    }
+}
+
+impl PodTemplate {
+    /// The pod as far as it is known here, in `namespace`: its labels, annotations and
+    /// `spec.hostNetwork` (what the API server's matchConditions are evaluated against).
+    pub fn pod_view(&self, namespace: &str) -> Value {
+        serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"namespace": namespace, "labels": self.labels, "annotations": self.annotations},
+            "spec": {"hostNetwork": self.host_network},
+        })
+    }
+
+    /// The mistake of an inject setting on this workload's own metadata, in the chart's words.
+    pub fn misplaced_mistake(&self) -> crate::mistakes::Mistake {
+        if self.kind == WorkloadKind::CronJob {
+            crate::mistakes::INJECT_ON_CRONJOB_METADATA
+        } else {
+            crate::mistakes::INJECT_ON_WORKLOAD_METADATA
+        }
     }
 }
 
@@ -255,7 +277,10 @@ mod tests {
         let warnings = t.misplaced_settings();
         assert_eq!(warnings.len(), 1);
         assert!(
-            warnings[0].contains("Deployment's own metadata, where it has no effect"),
+            warnings[0].contains(&format!(
+                "is on the Deployment's own metadata: {}",
+                crate::mistakes::INJECT_ON_WORKLOAD_METADATA.message
+            )),
             "{warnings:?}"
         );
         assert!(

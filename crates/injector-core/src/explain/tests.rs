@@ -149,8 +149,8 @@ fn annotation_on_deployment_metadata_has_no_effect() {
     assert_eq!(explanation.decided_by, "defaultPolicy");
     assert!(
         explanation.warnings.iter().any(
-            |w| w.contains("Deployment's own metadata, where it has no effect")
-                && w.contains("move it to spec.template.metadata.annotations")
+            |w| w.contains("Deployment's own metadata: sidecar.istio.io/inject has no effect here; move it to spec.template.metadata")
+                && w.contains("set it at spec.template.metadata.annotations instead")
         ),
         "{:?}",
         explanation.warnings

@@ -184,17 +184,27 @@ fn rules_must_select_pod_creation() {
 }
 
 #[test]
-fn match_conditions_are_noted() {
+fn match_conditions_are_evaluated_and_the_unknown_noted() {
     let configuration = configuration(vec![json!({
         "name": "w", "rules": pods_rule(),
-        "matchConditions": [{"name": "not-system", "expression": "true"}],
+        "matchConditions": [
+            {"name": "not-host-network", "expression": "!object.spec.?hostNetwork.orValue(false)"},
+            {"name": "not-system", "expression": "!request.userInfo.username.startsWith('system:')"},
+        ],
     })]);
-    let verdicts = evaluate(&[configuration], &namespace(&[]), &Labels::new());
+    let configurations = [configuration];
+    let verdicts = evaluate(&configurations, &namespace(&[]), &Labels::new());
+    assert!(verdicts[0].called);
     assert!(
         verdicts[0].notes[0].contains("not-system"),
         "{:?}",
         verdicts[0].notes
     );
+    let host = json!({"metadata": {}, "spec": {"hostNetwork": true}});
+    let verdicts = evaluate_pod(&configurations, &namespace(&[]), &host);
+    assert!(!verdicts[0].called);
+    assert_eq!(verdicts[0].match_conditions.failed, ["not-host-network"]);
+    assert!(verdicts[0].notes.is_empty(), "{:?}", verdicts[0].notes);
 }
 
 #[test]

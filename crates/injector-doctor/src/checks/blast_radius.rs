@@ -1,7 +1,10 @@
 //! Check 10 (`doctor --blast-radius`): if the injector were down now, what could not be
 //! created — every namespace, and every controller and workload, whose pods go through a `Fail`
 //! webhook of ours — with what the cluster needs to heal highlighted: kube-system, DNS, CNI,
-//! storage, certificate issuers and the injector itself.
+//! storage, certificate issuers and the injector itself. A workload whose pods the webhooks'
+//! matchConditions skip (host network, `sidecar.istio.io/inject: "false"`, …) is created while the
+//! injector is down, and is not counted; a condition that cannot be evaluated here counts as
+//! letting the pod through.
 
 use std::collections::BTreeSet;
 
@@ -89,6 +92,7 @@ pub fn check(snapshot: &Snapshot) -> Check {
     let mut blocked = Vec::new();
     let mut critical = Vec::new();
     let mut unreadable = Vec::new();
+    let mut skipped_by_conditions = 0;
     for read in snapshot.workloads.values() {
         let objects = match read {
             Ok(objects) => objects,
@@ -105,10 +109,14 @@ pub fn check(snapshot: &Snapshot) -> Check {
             let Some(facts) = namespaces.iter().find(|n| n.name == namespace) else {
                 continue;
             };
-            if !gate::evaluate(&failing, facts, &template.labels)
-                .iter()
-                .any(|v| v.called)
-            {
+            let verdicts = gate::evaluate_pod(&failing, facts, &template.pod_view(&namespace));
+            if !verdicts.iter().any(|v| v.called) {
+                let selected = |v: &gate::WebhookVerdict| {
+                    v.rules_match && v.namespace_selector.matched && v.object_selector.matched
+                };
+                if verdicts.iter().any(selected) {
+                    skipped_by_conditions += 1;
+                }
                 continue;
             }
             let kind = object.get("kind").and_then(|k| k.as_str()).unwrap_or("?");
@@ -132,6 +140,12 @@ pub fn check(snapshot: &Snapshot) -> Check {
         check.evidence.push(format!("CRITICAL {line}"));
     }
     check.evidence.extend(blocked.iter().cloned());
+    if skipped_by_conditions > 0 {
+        check.evidence.push(format!(
+            "{skipped_by_conditions} workload(s) in those namespaces not counted: the webhooks' matchConditions skip \
+             their pods, which are created while the injector is down"
+        ));
+    }
     check.evidence.extend(unreadable.iter().cloned());
     if !critical.is_empty() {
         check.raise(Verdict::Warning);
@@ -196,6 +210,51 @@ mod tests {
         );
         assert!(check.evidence.contains(&"Deployment shop/web".to_owned()));
         assert!(!check.evidence.iter().any(|e| e.contains("quiet/db")));
+    }
+
+    #[test]
+    fn pods_the_match_conditions_skip_are_not_counted() {
+        let mut snapshot = empty();
+        let mut webhook = url_webhook("https://127.0.0.1:1/inject", "");
+        webhook["matchConditions"] = json!([
+            {"name": "not-host-network", "expression": "!object.spec.?hostNetwork.orValue(false)"},
+            {"name": "not-opted-out", "expression":
+                "object.metadata.?labels[?'sidecar.istio.io/inject'].orValue(object.metadata.?annotations[?'sidecar.istio.io/inject'].orValue('')) != 'false'"},
+        ]);
+        snapshot.webhook_configurations = Ok(vec![configuration("istio-sidecar-injector", vec![webhook])]);
+        snapshot.namespaces = Ok(vec![namespace("shop", json!({"istio-injection": "enabled"}))]);
+        let mut host = deployment("shop", "node-agent");
+        host["spec"]["template"]["spec"]["hostNetwork"] = json!(true);
+        let mut opted_out = deployment("shop", "batch");
+        opted_out["spec"]["template"]["metadata"]["annotations"] =
+            json!({"sidecar.istio.io/inject": "false"});
+        let mut asked = deployment("shop", "api");
+        asked["spec"]["template"]["metadata"]["annotations"] = json!({"sidecar.istio.io/inject": "true"});
+        snapshot.workloads.insert(
+            "Deployment".into(),
+            Ok(vec![deployment("shop", "web"), host, opted_out, asked]),
+        );
+        let check = check(&snapshot);
+        assert!(
+            check.summary.contains("in 1 namespace(s): 2 workload(s)"),
+            "{}",
+            check.summary
+        );
+        assert!(check.evidence.contains(&"Deployment shop/api".to_owned()));
+        assert!(
+            !check
+                .evidence
+                .iter()
+                .any(|e| e.contains("node-agent") || e.contains("batch"))
+        );
+        assert!(
+            check
+                .evidence
+                .iter()
+                .any(|e| e.starts_with("2 workload(s) in those namespaces not counted")),
+            "{:?}",
+            check.evidence
+        );
     }
 
     #[test]

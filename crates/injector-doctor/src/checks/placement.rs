@@ -47,8 +47,9 @@ pub fn check(snapshot: &Snapshot) -> Check {
                 .clone()
                 .unwrap_or_else(|| "default".into());
             check.evidence.push(format!(
-                "{kind} {namespace}/{}: sidecar.istio.io/inject: {value:?} is on the {kind}'s own metadata, where it has no effect; its pods do not carry it",
-                template.owner.name
+                "{kind} {namespace}/{}: sidecar.istio.io/inject: {value:?} is on the {kind}'s own metadata: {}",
+                template.owner.name,
+                template.misplaced_mistake().message
             ));
             check.fixes.push(shell::command([
                 "kubectl",

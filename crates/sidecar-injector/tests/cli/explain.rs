@@ -165,7 +165,7 @@ fn table_marks_the_deciding_condition_and_gives_the_fix() {
         "{text}"
     );
     assert!(
-        text.contains("is on the Deployment's own metadata, where it has no effect"),
+        text.contains("is on the Deployment's own metadata: sidecar.istio.io/inject has no effect here; move it to spec.template.metadata"),
         "{text}"
     );
     assert!(
@@ -193,9 +193,9 @@ fn annotation_on_deployment_metadata_is_flagged_and_ignored() {
     );
     let warnings = json["warnings"].as_array().expect("warnings");
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().is_some_and(|w| w.contains("where it has no effect"))),
+        warnings.iter().any(|w| w
+            .as_str()
+            .is_some_and(|w| w.contains("has no effect here; move it to spec.template.metadata"))),
         "{warnings:?}"
     );
 }
