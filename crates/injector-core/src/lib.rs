@@ -5,6 +5,7 @@
 //! questions about them. The HTTP server, the Kubernetes client and the CLI are adapters around it.
 
 pub mod config;
+pub mod creator_warnings;
 pub mod decision;
 pub mod explain;
 pub mod gate;

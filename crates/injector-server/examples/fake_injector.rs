@@ -58,12 +58,14 @@ impl FakeEngine {
         if meta["annotations"]["sidecar.istio.io/inject"] == "false" {
             return AdmissionOutcome::Skipped {
                 reason: "annotation sidecar.istio.io/inject=false".into(),
+                warnings: Vec::new(),
             };
         }
         if let Some(patch) = &self.canned {
             return AdmissionOutcome::Patched {
                 patch: patch.clone(),
                 reason: "injected (canned patch)".into(),
+                warnings: Vec::new(),
             };
         }
         let name = meta["name"]
@@ -124,6 +126,7 @@ impl FakeEngine {
             Ok(patch) => AdmissionOutcome::Patched {
                 patch,
                 reason: "injected".into(),
+                warnings: Vec::new(),
             },
             Err(e) => AdmissionOutcome::Denied {
                 message: format!("failed to create patch: {e}"),

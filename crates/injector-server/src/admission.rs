@@ -324,6 +324,83 @@ pub enum Verdict {
     Deny(String),
 }
 
+/// What a response says beside its verdict: `auditAnnotations` and `warnings`, written after
+/// Istio's fields in the order of the API's AdmissionResponse, and only when there are any.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notes {
+    /// `auditAnnotations`, in order. The API server records each in the audit log as
+    /// `<webhook name>/<key>`, so a key holds no `/`.
+    pub audit: Vec<(&'static str, String)>,
+    /// `warnings`: kubectl prints each as `Warning: …`.
+    pub warnings: Vec<String>,
+}
+
+/// At most this many warnings are sent: the API server keeps about 4 KiB of them in all.
+pub const MAX_WARNINGS: usize = 4;
+/// At most this many characters of a warning or an audit annotation's value are sent (the API
+/// server cuts a warning at 256); the rest is replaced by `…`.
+pub const MAX_NOTE_CHARS: usize = 240;
+
+impl Notes {
+    /// Notes whose texts are bounded, as they come from what tenants wrote: at most
+    /// [`MAX_WARNINGS`] distinct warnings, each text at most [`MAX_NOTE_CHARS`] characters, control
+    /// characters made spaces.
+    pub fn bounded(audit: Vec<(&'static str, String)>, warnings: &[String]) -> Self {
+        let mut kept: Vec<String> = Vec::new();
+        for warning in warnings {
+            let warning = bounded_text(warning);
+            if kept.len() < MAX_WARNINGS && !warning.is_empty() && !kept.contains(&warning) {
+                kept.push(warning);
+            }
+        }
+        Self {
+            audit: audit
+                .into_iter()
+                .map(|(key, value)| (key, bounded_text(&value)))
+                .collect(),
+            warnings: kept,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.audit.is_empty() && self.warnings.is_empty()
+    }
+}
+
+/// `text` with control characters as spaces, cut to [`MAX_NOTE_CHARS`] characters.
+fn bounded_text(text: &str) -> String {
+    let cut = text.chars().nth(MAX_NOTE_CHARS).is_some();
+    let keep = if cut { MAX_NOTE_CHARS - 1 } else { MAX_NOTE_CHARS };
+    let mut out: String = text
+        .chars()
+        .take(keep)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
+/// [`Notes`] as JSON members (`,"auditAnnotations":{…},"warnings":[…]`), empty when there are none.
+fn notes_json(notes: &Notes) -> String {
+    let mut out = String::new();
+    if !notes.audit.is_empty() {
+        let audit: serde_json::Map<String, Value> = notes
+            .audit
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), Value::String(value.clone())))
+            .collect();
+        out.push_str(r#","auditAnnotations":"#);
+        out.push_str(&Value::Object(audit).to_string());
+    }
+    if !notes.warnings.is_empty() {
+        out.push_str(r#","warnings":"#);
+        out.push_str(&serde_json::to_string(&notes.warnings).unwrap_or_else(|_| "[]".to_owned()));
+    }
+    out
+}
+
 #[derive(Serialize)]
 struct ReviewOut<'a> {
     kind: &'static str,
@@ -355,10 +432,21 @@ struct Empty {}
 /// `version` is the request's; when it is unknown (the body did not decode) the response uses
 /// `admission.k8s.io/v1`.
 pub fn encode_response(version: Option<ReviewVersion>, uid: &str, verdict: &Verdict) -> Vec<u8> {
+    encode_response_with(version, uid, verdict, &Notes::default())
+}
+
+/// [`encode_response`] with `auditAnnotations` and `warnings` after Istio's fields (none: the
+/// same bytes).
+pub fn encode_response_with(
+    version: Option<ReviewVersion>,
+    uid: &str,
+    verdict: &Verdict,
+    notes: &Notes,
+) -> Vec<u8> {
     let version = version.unwrap_or(ReviewVersion::V1);
     let (allowed, status) = match verdict {
         Verdict::Allow => (true, None),
-        Verdict::Patch(patch) => return encode_patched(version, uid, patch),
+        Verdict::Patch(patch) => return encode_patched(version, uid, patch, notes),
         Verdict::Deny(message) => (
             false,
             Some(StatusOut {
@@ -372,7 +460,14 @@ pub fn encode_response(version: Option<ReviewVersion>, uid: &str, verdict: &Verd
         api_version: version.as_str(),
         response: ResponseOut { uid, allowed, status },
     };
-    serde_json::to_vec(&review).unwrap_or_else(|_| SERIALIZATION_FAILED.to_vec())
+    let mut out = serde_json::to_vec(&review).unwrap_or_else(|_| SERIALIZATION_FAILED.to_vec());
+    if !notes.is_empty() && out.ends_with(b"}}") {
+        // Within `response`, after its last member.
+        out.truncate(out.len() - 2);
+        out.extend_from_slice(notes_json(notes).as_bytes());
+        out.extend_from_slice(b"}}");
+    }
+    out
 }
 
 /// Serializing the plain response structs cannot fail; should it, a fixed denial rather than a
@@ -383,7 +478,7 @@ const SERIALIZATION_FAILED: &[u8] =
 /// The response with a patch, written directly in the same key order: base64 text never needs
 /// JSON escaping, and serde would check an Istio-sized patch's ~8 KB of it byte by byte (a
 /// third of the response's cost).
-fn encode_patched(version: ReviewVersion, uid: &str, patch: &[u8]) -> Vec<u8> {
+fn encode_patched(version: ReviewVersion, uid: &str, patch: &[u8], notes: &Notes) -> Vec<u8> {
     let Ok(uid) = serde_json::to_string(uid) else {
         return SERIALIZATION_FAILED.to_vec();
     };
@@ -399,7 +494,11 @@ fn encode_patched(version: ReviewVersion, uid: &str, patch: &[u8]) -> Vec<u8> {
     out.push_str(&uid);
     out.push_str(r#","allowed":true,"patch":""#);
     base64_simd::STANDARD.encode_append(patch, &mut out);
-    out.push_str(r#"","patchType":"JSONPatch"}}"#);
+    out.push_str(r#"","patchType":"JSONPatch""#);
+    if !notes.is_empty() {
+        out.push_str(&notes_json(notes));
+    }
+    out.push_str("}}");
     out.into_bytes()
 }
 
@@ -638,6 +737,63 @@ mod tests {
                 "patch of {len} bytes"
             );
         }
+    }
+
+    #[test]
+    fn notes_follow_istio_fields_in_the_api_order() {
+        let notes = Notes::bounded(
+            vec![("decision", "injected".into()), ("revision", "canary".into())],
+            &["mind \"this\"\n".into()],
+        );
+        let out = encode_response_with(
+            Some(ReviewVersion::V1),
+            "u",
+            &Verdict::Patch(b"[]".to_vec()),
+            &notes,
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"u","allowed":true,"patch":"W10=","patchType":"JSONPatch","auditAnnotations":{"decision":"injected","revision":"canary"},"warnings":["mind \"this\" "]}}"#
+        );
+        let out = encode_response_with(None, "u", &Verdict::Deny("bad".into()), &notes);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"u","allowed":false,"status":{"metadata":{},"message":"bad"},"auditAnnotations":{"decision":"injected","revision":"canary"},"warnings":["mind \"this\" "]}}"#
+        );
+        let audit_only = Notes::bounded(vec![("decision", "skipped".into())], &[]);
+        let out = encode_response_with(None, "u", &Verdict::Allow, &audit_only);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#"{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"u","allowed":true,"auditAnnotations":{"decision":"skipped"}}}"#
+        );
+        // Without notes, Istio's bytes.
+        for verdict in [
+            Verdict::Allow,
+            Verdict::Deny("x".into()),
+            Verdict::Patch(b"[]".to_vec()),
+        ] {
+            assert_eq!(
+                encode_response_with(None, "u", &verdict, &Notes::default()),
+                encode_response(None, "u", &verdict)
+            );
+        }
+    }
+
+    #[test]
+    fn notes_are_bounded() {
+        let long = "é".repeat(10_000);
+        let many: Vec<String> = (0..100)
+            .map(|i| format!("warning {i}"))
+            .chain([long.clone()])
+            .collect();
+        let notes = Notes::bounded(vec![("reason", long.clone())], &many);
+        assert_eq!(notes.warnings.len(), MAX_WARNINGS);
+        assert_eq!(notes.audit[0].1.chars().count(), MAX_NOTE_CHARS);
+        assert!(notes.audit[0].1.ends_with('…'));
+        let notes = Notes::bounded(Vec::new(), &[long, "same".into(), "same".into(), String::new()]);
+        assert_eq!(notes.warnings.len(), 2, "{:?}", notes.warnings);
+        let exact = "x".repeat(MAX_NOTE_CHARS);
+        assert_eq!(Notes::bounded(Vec::new(), &[exact.clone()]).warnings, [exact]);
     }
 
     #[test]

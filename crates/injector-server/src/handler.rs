@@ -68,6 +68,8 @@ pub(crate) struct Shared<I: Injector> {
     pub console: Option<Arc<Console>>,
     /// What explains pods on the console (`None`: nothing does).
     pub explain: Option<Arc<dyn Explain<Config = I::Config>>>,
+    /// The injector's revision, in every answer's audit annotations (empty: none).
+    pub revision: String,
 }
 
 impl<I: Injector> Shared<I> {
@@ -137,6 +139,8 @@ struct Record {
     owner: Option<Owner>,
     /// A bounded copy of the review, to re-explain it (console only).
     review: Option<Bytes>,
+    /// What the pod's creator should know (the response's `warnings`).
+    warnings: Vec<String>,
 }
 
 impl Record {
@@ -150,8 +154,23 @@ impl Record {
             cached: false,
             owner: None,
             review: None,
+            warnings: Vec::new(),
         }
     }
+}
+
+/// The response's `auditAnnotations` (the decision, its reason, the injector's revision when it
+/// has one) and `warnings`, bounded: every admission answered with an AdmissionReview carries
+/// them.
+fn response_notes<I: Injector>(shared: &Shared<I>, record: &Record) -> admission::Notes {
+    let mut audit = vec![
+        ("decision", record.decision.to_owned()),
+        ("reason", record.reason.clone()),
+    ];
+    if !shared.revision.is_empty() {
+        audit.push(("revision", shared.revision.clone()));
+    }
+    admission::Notes::bounded(audit, &record.warnings)
 }
 
 /// The answer to one admission: the response and what to log about it.
@@ -322,6 +341,7 @@ async fn admit_chain<I: Injector>(
         cached: false,
         owner,
         review,
+        warnings: Vec::new(),
     };
     let config = current_config(shared, &mut record)?;
     let input = admission_input(&mut request, path, deadline);
@@ -330,9 +350,10 @@ async fn admit_chain<I: Injector>(
     drop(body);
     let result = run_engine(shared, config, input, (permit, reservation), body_len, deadline).await;
     let verdict = verdict(shared, result, timeout, &mut record);
+    let notes = response_notes(shared, &record);
     let resp = json(
         StatusCode::OK,
-        admission::encode_response(Some(request.version), &request.uid, &verdict),
+        admission::encode_response_with(Some(request.version), &request.uid, &verdict, &notes),
     );
     Ok(Answer::new(resp, record))
 }
@@ -572,14 +593,15 @@ fn decode_review<I: Injector>(shared: &Shared<I>, body: &[u8]) -> Step<Admission
         let m = &shared.metrics;
         m.fail(FailureType::Decode);
         m.success.inc();
-        let out = admission::encode_response(
+        let mut record = Record::failed(e.message.clone());
+        record.uid = e.uid.clone().unwrap_or_default();
+        record.decision = "denied";
+        let out = admission::encode_response_with(
             e.version,
             e.uid.as_deref().unwrap_or(""),
-            &Verdict::Deny(e.message.clone()),
+            &Verdict::Deny(e.message),
+            &response_notes(shared, &record),
         );
-        let mut record = Record::failed(e.message);
-        record.uid = e.uid.unwrap_or_default();
-        record.decision = "denied";
         Box::new(Answer::new(json(StatusCode::OK, out), record))
     })
 }
@@ -745,16 +767,22 @@ fn verdict<I: Injector>(
     };
     m.success.inc();
     match outcome {
-        AdmissionOutcome::Skipped { reason } => {
+        AdmissionOutcome::Skipped { reason, warnings } => {
             m.skip.inc();
             record.decision = "skipped";
             record.reason = reason;
+            record.warnings = warnings;
             Verdict::Allow
         }
-        AdmissionOutcome::Patched { patch, reason } => {
+        AdmissionOutcome::Patched {
+            patch,
+            reason,
+            warnings,
+        } => {
             m.patched.inc();
             record.decision = "injected";
             record.reason = reason;
+            record.warnings = warnings;
             Verdict::Patch(patch)
         }
         AdmissionOutcome::Denied { message } => {

@@ -139,15 +139,20 @@ pub struct AdmissionInput {
 pub enum AdmissionOutcome {
     /// Not injected (policy, annotation, already injected…): `allowed: true`, no patch.
     Skipped {
-        /// Why, for logs (e.g. `namespace not selected`).
+        /// Why, for logs and the audit log (e.g. `namespace not selected`).
         reason: String,
+        /// What the pod's creator should know (kubectl prints each as `Warning: …`): the
+        /// response's `warnings`, bounded by the server.
+        warnings: Vec<String>,
     },
     /// Injected: `allowed: true` with this RFC 6902 JSON Patch (raw JSON bytes).
     Patched {
         /// The JSON Patch document, e.g. `[{"op":"add",...}]`.
         patch: Vec<u8>,
-        /// Why, for logs (e.g. `injected sidecar`).
+        /// Why, for logs and the audit log (e.g. `injected sidecar`).
         reason: String,
+        /// As for [`AdmissionOutcome::Skipped`].
+        warnings: Vec<String>,
     },
     /// Injection failed: `allowed: false`; `message` is shown to the user by `kubectl`, so it
     /// should say what to fix.

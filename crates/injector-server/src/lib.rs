@@ -66,7 +66,7 @@
 //! impl Injector for Engine {
 //!     type Config = String;
 //!     fn admit(&self, _config: &String, _req: &AdmissionInput, _caches: Caches) -> Admission {
-//!         Admission::computed(AdmissionOutcome::Skipped { reason: "example".into() })
+//!         Admission::computed(AdmissionOutcome::Skipped { reason: "example".into(), warnings: Vec::new() })
 //!     }
 //! }
 //!

@@ -125,6 +125,10 @@ pub struct ServeOptions {
     /// The `Host` names the console answers besides loopback on its own port (see
     /// [`crate::console::host`]).
     pub console_hosts: crate::console::ConsoleHosts,
+    /// The injector's revision (`--revision`), in every answer's `auditAnnotations` as
+    /// `revision`, which the API server's audit log keeps as `<webhook name>/revision`. Empty
+    /// (the default): no such annotation.
+    pub revision: String,
 }
 
 impl Default for ServeOptions {
@@ -159,6 +163,7 @@ impl Default for ServeOptions {
             extension: Extension::default(),
             console_addr: None,
             console_hosts: crate::console::ConsoleHosts::LoopbackOnly,
+            revision: String::new(),
         }
     }
 }
@@ -286,6 +291,7 @@ impl<I: Injector> Server<I> {
             shadow: Arc::new(shadow),
             console,
             explain: None,
+            revision: options.revision.clone(),
         });
         Ok(Server {
             listener,

@@ -204,10 +204,18 @@ fn rename_text(text: &mut String, from: &TokenName, to: &TokenName) {
 /// [`rename`] of every text of an outcome: the patch, the reason, the denial.
 pub(crate) fn rename_outcome(outcome: &mut AdmissionOutcome, from: &TokenName, to: &TokenName) {
     match outcome {
-        AdmissionOutcome::Skipped { reason } => rename_text(reason, from, to),
-        AdmissionOutcome::Patched { patch, reason } => {
+        AdmissionOutcome::Skipped { reason, warnings } => {
+            rename_text(reason, from, to);
+            warnings.iter_mut().for_each(|w| rename_text(w, from, to));
+        }
+        AdmissionOutcome::Patched {
+            patch,
+            reason,
+            warnings,
+        } => {
             rename(patch, from, to);
             rename_text(reason, from, to);
+            warnings.iter_mut().for_each(|w| rename_text(w, from, to));
         }
         AdmissionOutcome::Denied { message } => rename_text(message, from, to),
     }
@@ -217,9 +225,17 @@ pub(crate) fn rename_outcome(outcome: &mut AdmissionOutcome, from: &TokenName, t
 pub(crate) fn outcome_mentions(outcome: &AdmissionOutcome, name: &TokenName) -> bool {
     let name = name.as_bytes();
     match outcome {
-        AdmissionOutcome::Skipped { reason } => contains(reason.as_bytes(), name),
-        AdmissionOutcome::Patched { patch, reason } => {
-            contains(patch, name) || contains(reason.as_bytes(), name)
+        AdmissionOutcome::Skipped { reason, warnings } => {
+            contains(reason.as_bytes(), name) || warnings.iter().any(|w| contains(w.as_bytes(), name))
+        }
+        AdmissionOutcome::Patched {
+            patch,
+            reason,
+            warnings,
+        } => {
+            contains(patch, name)
+                || contains(reason.as_bytes(), name)
+                || warnings.iter().any(|w| contains(w.as_bytes(), name))
         }
         AdmissionOutcome::Denied { message } => contains(message.as_bytes(), name),
     }
@@ -379,11 +395,17 @@ mod tests {
         let mut outcome = AdmissionOutcome::Patched {
             patch: br#"[{"op":"add","path":"/spec/volumes/0","value":{"name":"kube-api-access-7xk2p"}},{"x":"kube-api-access-7xk2p"}]"#.to_vec(),
             reason: "about kube-api-access-7xk2p".into(),
+            warnings: vec!["volume kube-api-access-7xk2p".into()],
         };
         assert!(outcome_mentions(&outcome, &name));
         rename_outcome(&mut outcome, &name, &other);
         assert!(!outcome_mentions(&outcome, &name));
-        let AdmissionOutcome::Patched { patch, reason } = &outcome else {
+        let AdmissionOutcome::Patched {
+            patch,
+            reason,
+            warnings,
+        } = &outcome
+        else {
             unreachable!("still a patch")
         };
         assert_eq!(
@@ -393,6 +415,12 @@ mod tests {
             2
         );
         assert_eq!(reason, "about kube-api-access-b4zqq");
+        assert_eq!(warnings, &["volume kube-api-access-b4zqq"]);
+        let skipped = AdmissionOutcome::Skipped {
+            reason: "skipped".into(),
+            warnings: vec!["about kube-api-access-7xk2p".into()],
+        };
+        assert!(outcome_mentions(&skipped, &name));
         let mut denied = AdmissionOutcome::Denied {
             message: "volume kube-api-access-7xk2p".into(),
         };

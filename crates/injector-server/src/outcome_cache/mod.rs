@@ -163,10 +163,18 @@ impl<C> State<C> {
     }
 }
 
+fn texts_size(texts: &[String]) -> usize {
+    texts.iter().map(|text| text.len() + 24).sum()
+}
+
 fn outcome_size(outcome: &AdmissionOutcome) -> usize {
     match outcome {
-        AdmissionOutcome::Skipped { reason } => reason.len(),
-        AdmissionOutcome::Patched { patch, reason } => patch.len() + reason.len(),
+        AdmissionOutcome::Skipped { reason, warnings } => reason.len() + texts_size(warnings),
+        AdmissionOutcome::Patched {
+            patch,
+            reason,
+            warnings,
+        } => patch.len() + reason.len() + texts_size(warnings),
         AdmissionOutcome::Denied { message } => message.len(),
     }
 }
@@ -201,6 +209,7 @@ mod tests {
         AdmissionOutcome::Patched {
             patch: text.as_bytes().to_vec(),
             reason: "injected".into(),
+            warnings: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
+use injector_core::creator_warnings;
 use injector_engine::cache::RenderCache;
 use injector_engine::settings::{parse_mesh, parse_values};
 use injector_engine::{CompiledConfig, InjectError, Options, Outcome, Request};
@@ -159,24 +160,27 @@ fn input(pod: Value) -> AdmissionInput {
     }
 }
 
-/// The engine's outcome as the server's (the reason aside), with whether it holds for any token
-/// volume name.
-fn outcome_of(outcome: Result<Outcome, InjectError>) -> (AdmissionOutcome, bool) {
+/// The engine's outcome as the server's (the reason aside, the warnings to `pod`'s creator as
+/// `serve` gives them), with whether it holds for any token volume name.
+fn outcome_of(outcome: Result<Outcome, InjectError>, pod: &Value) -> (AdmissionOutcome, bool) {
     match outcome {
-        Ok(Outcome::Skipped { .. }) => (
+        Ok(Outcome::Skipped { decision }) => (
             AdmissionOutcome::Skipped {
                 reason: String::new(),
+                warnings: creator_warnings::for_pod(&decision, pod),
             },
             true,
         ),
         Ok(Outcome::Injected {
             patch,
+            decision,
             blind_to_token_volume,
             ..
         }) => (
             AdmissionOutcome::Patched {
                 patch,
                 reason: String::new(),
+                warnings: creator_warnings::for_pod(&decision, pod),
             },
             blind_to_token_volume,
         ),
@@ -205,22 +209,28 @@ proptest! {
             let renders = RenderCache::default();
             for (position, sibling) in siblings.iter().enumerate() {
                 let pod = pod_of(sibling);
-                let plain = outcome_of(config.inject(&Request {
-                    pod: Some(&pod),
-                    namespace: Some("shop"),
-                    ..Request::default()
-                }))
+                let plain = outcome_of(
+                    config.inject(&Request {
+                        pod: Some(&pod),
+                        namespace: Some("shop"),
+                        ..Request::default()
+                    }),
+                    &pod,
+                )
                 .0;
                 let input = input(pod);
                 let key = outcomes.key(&input);
                 let answered = match key.as_ref().and_then(|key| outcomes.get(config, key)) {
                     Some(hit) => hit,
                     None => {
-                        let (outcome, any_token_name) = outcome_of(renders.inject(config, &Request {
-                            pod: Some(&input.object),
-                            namespace: Some("shop"),
-                            ..Request::default()
-                        }));
+                        let (outcome, any_token_name) = outcome_of(
+                            renders.inject(config, &Request {
+                                pod: Some(&input.object),
+                                namespace: Some("shop"),
+                                ..Request::default()
+                            }),
+                            &input.object,
+                        );
                         if let Some(key) = key {
                             let any_token_name = any_token_name && key.token.is_some();
                             outcomes.insert(config, key, outcome.clone(), any_token_name);

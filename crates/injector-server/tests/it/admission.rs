@@ -54,6 +54,65 @@ async fn v1_and_v1beta1_over_http1_and_http2() {
     server.stop().await;
 }
 
+/// Every answer carries the decision, its reason and the revision for the audit log; the
+/// engine's warnings are sent bounded (a tenant's value can be any size).
+#[tokio::test]
+async fn audit_annotations_and_bounded_warnings() {
+    let server = TestServer::start().await;
+    let mut client = server.client(Proto::H2).await;
+    let long = "v".repeat(5000);
+    for (annotations, decision, reason) in [
+        (json!({}), "injected", "injected"),
+        (json!({"test/action": "skip"}), "skipped", "test says skip"),
+        (
+            json!({"test/action": "deny"}),
+            "denied",
+            "test says deny: fix annotation test/action",
+        ),
+        (
+            json!({"test/action": "warn", "test/value": long}),
+            "skipped",
+            "test says warn",
+        ),
+    ] {
+        let resp = client
+            .post("/inject", review("admission.k8s.io/v1", "u", annotations.clone()))
+            .await
+            .expect("response");
+        let body = resp.json();
+        assert_eq!(
+            body["response"]["auditAnnotations"],
+            json!({"decision": decision, "reason": reason, "revision": "fake-rev"}),
+            "{annotations}"
+        );
+        let warnings = body["response"]["warnings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if annotations.get("test/value").is_some() {
+            assert_eq!(warnings.len(), 4, "{warnings:?}");
+            for warning in &warnings {
+                let text = warning.as_str().expect("text");
+                assert_eq!(text.chars().count(), 240, "{text}");
+                assert!(text.ends_with('…'));
+            }
+        } else {
+            assert!(warnings.is_empty(), "{warnings:?}");
+        }
+    }
+    // A review that does not decode is answered with the audit annotations too.
+    let resp = client
+        .post(
+            "/inject",
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"x"}}"#
+                .to_vec(),
+        )
+        .await
+        .expect("response");
+    assert_eq!(resp.json()["response"]["auditAnnotations"]["decision"], "denied");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn path_parameters_reach_the_injector() {
     let server = TestServer::start().await;
@@ -98,7 +157,7 @@ async fn skip_and_deny() {
     let body = resp.json();
     assert_eq!(
         body["response"],
-        json!({"uid": "s", "allowed": true}),
+        json!({"uid": "s", "allowed": true, "auditAnnotations": {"decision": "skipped", "reason": "test says skip", "revision": "fake-rev"}}),
         "no patch when skipped"
     );
 
@@ -114,7 +173,8 @@ async fn skip_and_deny() {
     assert_eq!(body["apiVersion"], "admission.k8s.io/v1beta1");
     assert_eq!(
         body["response"],
-        json!({"uid": "d", "allowed": false, "status": {"metadata": {}, "message": "test says deny: fix annotation test/action"}})
+        json!({"uid": "d", "allowed": false, "status": {"metadata": {}, "message": "test says deny: fix annotation test/action"},
+            "auditAnnotations": {"decision": "denied", "reason": "test says deny: fix annotation test/action", "revision": "fake-rev"}})
     );
     let metrics = server.metrics().await;
     assert_eq!(metric(&metrics, "sidecar_injection_skip_total"), Some(1.0));
@@ -367,7 +427,10 @@ async fn inline_injector_mode_behaves_the_same() {
         )
         .await
         .expect("resp");
-    assert_eq!(r.json()["response"], json!({"uid": "s", "allowed": true}));
+    assert_eq!(
+        r.json()["response"],
+        json!({"uid": "s", "allowed": true, "auditAnnotations": {"decision": "skipped", "reason": "test says skip", "revision": "fake-rev"}})
+    );
     server.stop().await;
 }
 
@@ -433,5 +496,37 @@ async fn shadow_checks_turn_off_a_cache_that_gave_a_wrong_answer() {
     assert!(metrics.lines().any(|l| l == line), "{metrics}");
     let third = patched(&c.post("/inject", counted()).await.expect("resp").json());
     assert_ne!(third, first, "the outcome cache is off now");
+    server.stop().await;
+}
+
+/// The warnings are part of the answer: a cached answer that differs from the computed one only
+/// in them is a mismatch, and the creator then hears only what the computed answer says.
+#[tokio::test]
+async fn shadow_checks_compare_the_warnings_too() {
+    let server = TestServer::start_with(|o| o.shadow_check_every = 1).await;
+    let mut c = server.client(Proto::H2).await;
+    let warned = |n: &str| {
+        review(
+            "admission.k8s.io/v1",
+            n,
+            json!({"test/action": "cached-warning", "n": n}),
+        )
+    };
+    let j = c.post("/inject", warned("1")).await.expect("resp").json();
+    assert_eq!(
+        j["response"]["warnings"],
+        json!(["only the cache says so"]),
+        "{j}"
+    );
+    let line = "sidecar_injector_shadow_mismatches_total{cache=\"engine\"} 1";
+    let metrics = wait_for_metric(&server, line).await;
+    assert!(metrics.lines().any(|l| l == line), "{metrics}");
+    let j = c.post("/inject", warned("2")).await.expect("resp").json();
+    assert_eq!(
+        j["response"].get("warnings"),
+        None,
+        "the engine's cache is off now: {j}"
+    );
+    assert_eq!(j["response"]["patchType"], "JSONPatch", "{j}");
     server.stop().await;
 }

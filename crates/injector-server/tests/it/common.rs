@@ -39,10 +39,12 @@ pub fn load_fake_config(files: &injector_server::ConfigFiles) -> Result<FakeConf
     }
 }
 
-/// A fake engine driven by the pod's `test/action` annotation: `skip`, `deny`, `sleep-ms:<N>`
-/// (then patch), `panic`; default: patch. Two stand for caches: `cached-wrong` says its own cache
-/// gave `wrong-fake-<version>` (and computes `fake-<version>` without it), and `counter` patches
-/// with how many times it ran (so an outcome cached earlier differs from a new one).
+/// A fake engine driven by the pod's `test/action` annotation: `skip`, `warn` (skip with ten
+/// warnings quoting `test/value`), `deny`, `sleep-ms:<N>` (then patch), `panic`; default: patch.
+/// Three stand for caches: `cached-wrong` says its own cache gave `wrong-fake-<version>` (and
+/// computes `fake-<version>` without it), `cached-warning` says its cache gave the right patch
+/// with a warning the computed answer does not have, and `counter` patches with how many times it
+/// ran (so an outcome cached earlier differs from a new one).
 pub struct FakeInjector;
 
 /// How many times `counter` ran.
@@ -60,10 +62,23 @@ impl Injector for FakeInjector {
         let patched = |version: String| AdmissionOutcome::Patched {
             patch: fake_patch(&FakeConfig { version }, req),
             reason: "injected".into(),
+            warnings: Vec::new(),
         };
         let outcome = match action {
             "skip" => AdmissionOutcome::Skipped {
                 reason: "test says skip".into(),
+                warnings: Vec::new(),
+            },
+            "warn" => AdmissionOutcome::Skipped {
+                reason: "test says warn".into(),
+                warnings: (0..10)
+                    .map(|i| {
+                        format!(
+                            "warning {i}: {}",
+                            req.object["metadata"]["annotations"]["test/value"]
+                        )
+                    })
+                    .collect(),
             },
             "deny" => AdmissionOutcome::Denied {
                 message: "test says deny: fix annotation test/action".into(),
@@ -72,6 +87,17 @@ impl Injector for FakeInjector {
             "cached-wrong" if caches == Caches::Use => {
                 return Admission {
                     outcome: patched(format!("wrong-{}", config.version)),
+                    any_token_name: false,
+                    cached: true,
+                };
+            }
+            "cached-warning" if caches == Caches::Use => {
+                return Admission {
+                    outcome: AdmissionOutcome::Patched {
+                        patch: fake_patch(config, req),
+                        reason: "injected".into(),
+                        warnings: vec!["only the cache says so".into()],
+                    },
                     any_token_name: false,
                     cached: true,
                 };
@@ -124,6 +150,7 @@ pub fn options(dir: &Path) -> ServeOptions {
         },
         watch: FAST_WATCH,
         grace_period: Duration::from_secs(5),
+        revision: "fake-rev".into(),
         ..ServeOptions::default()
     }
 }

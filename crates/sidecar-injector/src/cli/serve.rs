@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use injector_core::creator_warnings;
 use injector_core::explain::ConfigOrigin;
 use injector_engine::cache::RenderCache;
 use injector_engine::{CompiledConfig, InjectError, Options, Outcome, Request};
@@ -179,16 +180,17 @@ struct Engine {
 impl injector_server::Injector for Engine {
     type Config = CompiledConfig;
 
-    /// A skip never reads the pod's volumes (the decision reads labels, annotations and the
-    /// namespace); a patch holds for any token volume name when the templates never saw it (the
-    /// render cache tells); a denial is not looked into.
+    /// A skip never reads the pod's volumes (the decision and the creator's warnings read labels,
+    /// annotations and the namespace); a patch holds for any token volume name when the templates
+    /// never saw it (the render cache tells); a denial is not looked into.
     fn admit(&self, config: &CompiledConfig, input: &AdmissionInput, caches: Caches) -> Admission {
         warn_of_ignored_annotations(input);
         let request = request_of(input);
-        admission_of(match caches {
+        let outcome = match caches {
             Caches::Use => self.renders.inject(config, &request),
             Caches::Skip => config.inject(&request),
-        })
+        };
+        admission_of(outcome, &input.object)
     }
 
     fn observe(&self, input: &AdmissionInput, outcome: &AdmissionOutcome) {
@@ -198,7 +200,7 @@ impl injector_server::Injector for Engine {
         };
         let outcome = match outcome {
             AdmissionOutcome::Patched { .. } => EventOutcome::Injected,
-            AdmissionOutcome::Skipped { reason } => EventOutcome::Skipped(reason.clone()),
+            AdmissionOutcome::Skipped { reason, .. } => EventOutcome::Skipped(reason.clone()),
             AdmissionOutcome::Denied { message } => EventOutcome::Denied(message.clone()),
         };
         if let Some(record) = Admitted::from_pod(&input.object, &input.namespace, outcome) {
@@ -244,12 +246,13 @@ fn warn_of_ignored_annotations(input: &AdmissionInput) {
     }
 }
 
-/// The engine's answer as the server's admission.
-fn admission_of(outcome: Result<Outcome, InjectError>) -> Admission {
+/// The engine's answer as the server's admission, with what the creator of `pod` should know.
+fn admission_of(outcome: Result<Outcome, InjectError>, pod: &serde_json::Value) -> Admission {
     match outcome {
         Ok(Outcome::Skipped { decision }) => Admission {
             outcome: AdmissionOutcome::Skipped {
                 reason: decision.rule.id().to_owned(),
+                warnings: creator_warnings::for_pod(&decision, pod),
             },
             any_token_name: true,
             cached: false,
@@ -264,6 +267,7 @@ fn admission_of(outcome: Result<Outcome, InjectError>) -> Admission {
             outcome: AdmissionOutcome::Patched {
                 patch,
                 reason: decision.rule.id().to_owned(),
+                warnings: creator_warnings::for_pod(&decision, pod),
             },
             any_token_name: blind_to_token_volume,
             cached: renders.cached(),
@@ -352,6 +356,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         } else {
             ConsoleHosts::LoopbackOnly
         },
+        revision: args.revision.clone(),
         ..ServeOptions::default()
     };
     let render_metrics = |extension: injector_server::Extension, renders: &Arc<RenderCache>| {
