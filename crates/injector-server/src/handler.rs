@@ -16,6 +16,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use prometheus_client::registry::Registry;
 use tokio::sync::OwnedSemaphorePermit;
+use tracing::Instrument as _;
 
 use crate::admission::{self, AdmissionRequest, Verdict};
 use crate::body::{self, BodyError, Bounds, Pacer};
@@ -30,6 +31,7 @@ use crate::path_params;
 use crate::readiness::Readiness;
 use crate::shadow::{Cache, ShadowCheck};
 use crate::tls::CertStore;
+use crate::trace;
 
 /// Response body type of every handler.
 pub(crate) type Body = Full<Bytes>;
@@ -209,10 +211,13 @@ async fn admit<I: Injector>(
 ) -> Response<Body> {
     let start = Instant::now();
     shared.metrics.requests.inc();
-    let Answer { resp, record, unread } = match admit_chain(&shared, req, &path, start).await {
+    let span = trace::admission_span(req.headers());
+    let chain = admit_chain(&shared, req, &path, start).instrument(span.clone());
+    let Answer { resp, record, unread } = match chain.await {
         Ok(answer) => answer,
         Err(answer) => *answer,
     };
+    record_in_span(&span, &record, resp.status());
     if let Some(unread) = unread {
         drain_after_answer(&shared.limits, unread);
     }
@@ -231,6 +236,20 @@ async fn admit<I: Injector>(
 fn drain_after_answer(limits: &Limits, unread: Unread) {
     let (max, rate) = (limits.body_limit.saturating_mul(2), limits.min_body_rate);
     tokio::spawn(body::drain(unread.body, max, rate, unread.deadline));
+}
+
+/// The admission's span (when exported): who, and what was decided.
+fn record_in_span(span: &tracing::Span, record: &Record, status: StatusCode) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("uid", record.uid.as_str());
+    span.record("namespace", record.namespace.as_str());
+    span.record("pod", record.pod.as_str());
+    span.record("decision", record.decision);
+    span.record("reason", record.reason.as_str());
+    span.record("cached", record.cached);
+    span.record("http.status_code", i64::from(status.as_u16()));
 }
 
 /// Console: one entry in the ring of recent admissions (a push that never waits).
@@ -330,7 +349,8 @@ async fn admit_chain<I: Injector>(
     let reservation = reserve_memory(shared, reservation, body.len(), deadline).await?;
     let permit = acquire_slot(shared, deadline).await?;
     let _in_flight = GaugeGuard::inc(&shared.metrics.in_flight);
-    let mut request = decode_review(shared, &body)?;
+    let mut request =
+        tracing::debug_span!(target: trace::TARGET, "decode").in_scope(|| decode_review(shared, &body))?;
     let (owner, review) = console_details(shared, &request, &body);
     let mut record = Record {
         uid: request.uid.clone(),
@@ -348,7 +368,18 @@ async fn admit_chain<I: Injector>(
     let body_len = body.len();
     // The decoded tree is what is left to weigh; the raw body goes.
     drop(body);
-    let result = run_engine(shared, config, input, (permit, reservation), body_len, deadline).await;
+    let engine = tracing::debug_span!(
+        target: trace::TARGET,
+        "engine",
+        cache = tracing::field::Empty,
+        engine_cache = tracing::field::Empty
+    );
+    let result = run_engine(shared, config, input, (permit, reservation), body_len, deadline)
+        .instrument(engine.clone())
+        .await;
+    if !engine.is_disabled() {
+        engine.record("cache", cache_use(&result));
+    }
     let verdict = verdict(shared, result, timeout, &mut record);
     let notes = response_notes(shared, &record);
     let resp = json(
@@ -652,6 +683,16 @@ enum EngineResult {
     Failed(String),
 }
 
+/// Whether the outcome cache answered, for the engine's span.
+fn cache_use(result: &EngineResult) -> &'static str {
+    match result {
+        EngineResult::Done(_, true) => "hit",
+        EngineResult::Done(_, false) => "miss",
+        EngineResult::Late => "late",
+        EngineResult::Failed(_) => "failed",
+    }
+}
+
 /// Cache or engine: an identical admission seen under the same configuration (the replicas
 /// of a scale-up) is answered from the outcome cache, on the async worker; otherwise the engine
 /// runs on the blocking pool (or inline) under the deadline.
@@ -699,9 +740,12 @@ async fn run_engine<I: Injector>(
         };
     }
     let (injector, shadow) = (shared.injector.clone(), shared.shadow.clone());
+    // The engine's stage spans, on the pool's thread, are children of this one.
+    let span = tracing::Span::current();
     // CPU-bound work goes to the blocking pool; the permit moves with it so a stuck engine
     // keeps its slot until it really finishes (back-pressure instead of unbounded threads).
     let task = tokio::task::spawn_blocking(move || {
+        let _span = span.enter();
         let _permit = permit;
         if Instant::now() >= input.deadline {
             return None;
@@ -830,6 +874,8 @@ fn admit_and_remember<I: Injector>(
         Caches::Skip
     };
     let admission = injector.admit(config, input, caches);
+    // On the engine's span (when exported): whether the engine's own caches gave the answer.
+    tracing::Span::current().record("engine_cache", admission.cached);
     if admission.cached {
         shadow.offer(config, input, &admission.outcome, Cache::Engine);
     }

@@ -104,15 +104,17 @@ mod server;
 mod shadow;
 pub mod startup;
 pub mod tls;
+pub mod trace;
 mod watch;
 
 pub use config_store::{ConfigFile, ConfigFiles, ConfigStore, ReloadStatus};
 pub use extension::Extension;
 pub use injector::{Admission, AdmissionInput, AdmissionOutcome, Caches, Explain, ExplainSubject, Injector};
-pub use logging::{LogFormat, init_logging};
+pub use logging::{LogFormat, init_logging, init_logging_with};
 pub use metrics::FailureType;
 pub use server::{ServeOptions, Server, run, shutdown_signal};
 pub use tls::{CertSource, CertStore};
+pub use trace::Tracing;
 pub use watch::WatchOptions;
 
 /// Errors that stop the server from starting.

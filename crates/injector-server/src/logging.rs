@@ -7,7 +7,12 @@
 
 use std::io::IsTerminal;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
+
+/// A layer of the global subscriber (the log lines, the admissions' spans for OTLP).
+pub type BoxedLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
 
 /// Log output format (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,24 +61,34 @@ pub const DEFAULT_FILTER: &str = "info,kube_client::client::builder=off";
 ///
 /// Returns an error (instead of panicking) if a subscriber is already installed.
 pub fn init_logging(format: LogFormat) -> Result<(), String> {
+    init_logging_with(format, None)
+}
+
+/// [`init_logging`], with `spans` beside the log lines: a layer with a filter of its own (the
+/// admissions' spans of [`crate::trace::Tracing`]), which the log filter does not limit.
+pub fn init_logging_with(format: LogFormat, spans: Option<BoxedLayer>) -> Result<(), String> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let ansi = use_ansi(
         std::io::stderr().is_terminal(),
         std::env::var_os("NO_COLOR").as_deref(),
     );
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let lines = tracing_subscriber::fmt::layer()
         .with_ansi(ansi)
         .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder
+    let lines: BoxedLayer = match format {
+        LogFormat::Text => lines.with_filter(filter).boxed(),
+        LogFormat::Json => lines
             .json()
             .flatten_event(true)
             .with_current_span(false)
-            .try_init(),
-    }
-    .map_err(|e| e.to_string())
+            .with_filter(filter)
+            .boxed(),
+    };
+    let layers: Vec<BoxedLayer> = std::iter::once(lines).chain(spans).collect();
+    tracing_subscriber::registry()
+        .with(layers)
+        .try_init()
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -139,6 +139,11 @@ pub struct ServeArgs {
     /// request for any other name is refused (421), as a DNS-rebinding page would send.
     #[arg(long = "console-host", value_name = "NAME", requires = "console_allow_remote")]
     pub console_hosts: Vec<String>,
+    /// Export each admission as a span over OTLP/gRPC to this collector (http://HOST:PORT),
+    /// joined to the API server's trace when its request carries a `traceparent` (the API
+    /// server's `--tracing-config-file`); stages as child spans. Off by default.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// Cluster mode.
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -283,7 +288,23 @@ pub fn run(args: ServeArgs) -> Result<()> {
         LogFormatArg::Text => LogFormat::Text,
         LogFormatArg::Json => LogFormat::Json,
     };
-    injector_server::init_logging(format).map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
+    // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
+    // context switches and per-thread allocator heaps. Admissions beyond them queue (their
+    // deadline still runs).
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(cores.max(2))
+        .build()
+        .context("cannot start the runtime")?;
+    // Declared after the runtime, so dropped (the last spans sent) while it still runs.
+    let tracing = ExportedSpans::start(&runtime, args.otlp_endpoint.as_deref())?;
+    injector_server::init_logging_with(format, tracing.layer)
+        .map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
+    let _tracing = tracing.exporter;
+    if let Some(endpoint) = &args.otlp_endpoint {
+        tracing::info!(%endpoint, "admissions exported as spans over OTLP");
+    }
     let native_flag = match args.native_sidecars {
         Some(NativeArg::True) => Some(true),
         Some(NativeArg::False) => Some(false),
@@ -321,15 +342,6 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let native = Arc::new(AtomicBool::new(native_flag.unwrap_or(true)));
     let renders = Arc::new(RenderCache::new(args.render_cache_mib.saturating_mul(1 << 20)));
     let loader = config_loader(&args.revision, native.clone());
-    // Injection is CPU-bound and runs on the blocking pool: threads beyond the cores only add
-    // context switches and per-thread allocator heaps. Admissions beyond them queue (their
-    // deadline still runs).
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(cores.max(2))
-        .build()
-        .context("cannot start the runtime")?;
     super::memory_return::spawn_purge_nudges();
     let mut options = ServeOptions {
         addr: args.addr,
@@ -449,6 +461,40 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))
     })
+}
+
+/// `--otlp-endpoint`: the exporter of the admissions' spans, and the layer that gives them to it.
+struct ExportedSpans {
+    exporter: Option<SpanExporter>,
+    layer: Option<injector_server::logging::BoxedLayer>,
+}
+
+/// Sends the last spans when dropped.
+struct SpanExporter(injector_server::Tracing);
+
+impl Drop for SpanExporter {
+    fn drop(&mut self) {
+        self.0.shutdown();
+    }
+}
+
+impl ExportedSpans {
+    fn start(runtime: &tokio::runtime::Runtime, endpoint: Option<&str>) -> Result<Self> {
+        let Some(endpoint) = endpoint else {
+            return Ok(Self {
+                exporter: None,
+                layer: None,
+            });
+        };
+        // The exporter's connection runs on the runtime.
+        let _entered = runtime.enter();
+        let (exporter, layer) =
+            injector_server::Tracing::start(endpoint, "sidecar-injector").map_err(anyhow::Error::msg)?;
+        Ok(Self {
+            exporter: Some(SpanExporter(exporter)),
+            layer: Some(layer),
+        })
+    }
 }
 
 /// The configuration loader shared by file and cluster mode: the files (or ConfigMap keys)
