@@ -84,7 +84,7 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
 
 /// The span of one admission, child of the API server's span when its `traceparent` names one;
 /// disabled (and nothing read) when no layer exports spans.
-pub(crate) fn admission_span(headers: &http::HeaderMap) -> tracing::Span {
+pub fn admission_span(headers: &http::HeaderMap) -> tracing::Span {
     let span = tracing::debug_span!(
         target: TARGET,
         "admission",
