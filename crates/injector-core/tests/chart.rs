@@ -6,6 +6,8 @@
 //! `tools/helm/build.sh` caches) and evaluates its CEL with the `cel` crate. Without Helm the
 //! tests say so and pass, unless `CI_REQUIRE_HELM=1` (CI runs them once Helm is built).
 
+#![allow(clippy::panic)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -361,8 +363,12 @@ fn match_conditions_are_on_every_preset_and_off_when_asked() {
 
 // ---- The warning policies ----
 
-/// A policy's validations as `(expression, message)`, and its variables in order.
-fn policy(objects: &[Value], suffix: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
+/// A policy's validations as `(expression, message)`, and its variables as `(name, expression)`
+/// in order.
+type PolicyParts = (Vec<(String, String)>, Vec<(String, String)>);
+
+/// The policy whose name ends with `suffix`.
+fn policy(objects: &[Value], suffix: &str) -> PolicyParts {
     let policy = of_kind(objects, "ValidatingAdmissionPolicy")
         .find(|p| {
             p["metadata"]["name"]
@@ -399,11 +405,7 @@ fn policy(objects: &[Value], suffix: &str) -> (Vec<(String, String)>, Vec<(Strin
 
 /// The messages of the validations that fail for `object`, created in `namespace`, evaluated as
 /// the API server does: variables first, in order.
-fn warnings_for(
-    policy: &(Vec<(String, String)>, Vec<(String, String)>),
-    object: &Value,
-    namespace: &str,
-) -> Vec<String> {
+fn warnings_for(policy: &PolicyParts, object: &Value, namespace: &str) -> Vec<String> {
     let (validations, variables) = policy;
     let request = json!({"namespace": namespace, "operation": "CREATE"});
     let mut known = serde_json::Map::new();
@@ -500,9 +502,7 @@ fn warning_policies_say_what_explain_says_where_it_says_it() {
         .iter()
         .map(|(key, why)| format!("annotation {key} has no effect: {why}"))
         .collect();
-    let messages = |p: &(Vec<(String, String)>, Vec<(String, String)>)| -> Vec<String> {
-        p.0.iter().map(|(_, m)| m.clone()).collect()
-    };
+    let messages = |p: &PolicyParts| -> Vec<String> { p.0.iter().map(|(_, m)| m.clone()).collect() };
     let template_messages: Vec<String> = mistakes::WORKLOAD_MISTAKES[2..]
         .iter()
         .map(|m| m.message.to_owned())
