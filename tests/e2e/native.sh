@@ -15,7 +15,8 @@
 #      reason and revision under the webhook's name, and the policies' warnings
 #   3. admissions in the trace: the API server's call to the webhook carries its traceparent, and
 #      the injector's admission span (exported with `serve --otlp-endpoint`) has the API server's
-#      trace id and a span of the API server as its parent; decode and engine are its children
+#      trace id and a span of the API server as its parent; decode and engine are its children,
+#      the engine's stages (decide, prepare, render, merge, post, patch) the engine's
 #   4. fewer calls: with no injector running, the pods the chart's matchConditions skip (host
 #      network, the inject annotation "false" without a label) are created, and every other pod
 #      in scope is refused as before (no choice, "true", a label "true" over an annotation
@@ -286,7 +287,8 @@ scenario "3: the admission in the API server's trace"
 traced_created() { pod traced | K create -f - >/dev/null && injected traced; }
 check "a pod created for the trace is injected" traced_created
 # joined: the injector's admission span of pod `traced` is in a trace of the API server's, its
-# parent one of the API server's spans; decode and engine are its children
+# parent one of the API server's spans; decode and engine are its children, the six stages the
+# engine's
 joined() {
   python3 - "$SPANS" <<'PY'
 import json, sys
@@ -297,14 +299,22 @@ admission = ours[-1]
 apiserver = {s["spanId"]: s for s in spans if s["service"] == "apiserver" and s["traceId"] == admission["traceId"]}
 assert apiserver, f"no API server span in trace {admission['traceId']}"
 assert admission["parentSpanId"] in apiserver, (admission["parentSpanId"], sorted(apiserver))
-children = {s["name"] for s in spans if s["parentSpanId"] == admission["spanId"]}
-assert {"decode", "engine"} <= children, children
+children = {s["name"]: s for s in spans if s["parentSpanId"] == admission["spanId"]}
+assert {"decode", "engine"} <= set(children), sorted(children)
+engine = children["engine"]
+stages = {s["name"]: s for s in spans if s["parentSpanId"] == engine["spanId"]}
+assert set(stages) == {"decide", "prepare", "render", "merge", "post", "patch"}, sorted(stages)
+assert stages["render"]["attributes"].get("source") in ("rendered", "kept", "shared"), stages["render"]
+assert engine["attributes"].get("cache") == "miss", engine["attributes"]
+assert isinstance(engine["attributes"].get("engine_cache"), bool), engine["attributes"]
 assert admission["attributes"]["decision"] == "injected", admission["attributes"]
 parent = apiserver[admission["parentSpanId"]]
-print(f"trace {admission['traceId']}: admission span {admission['spanId']} under the API server's {parent['name']!r} ({len(apiserver)} API server spans in the trace); children {sorted(children)}")
+print(f"trace {admission['traceId']}: admission span {admission['spanId']} under the API server's {parent['name']!r} "
+      f"({len(apiserver)} API server spans in the trace); children {sorted(children)}; engine stages {sorted(stages)}, "
+      f"renders {stages['render']['attributes'].get('source')}, engine attributes {engine['attributes']}")
 PY
 }
-check "the admission span has the API server's trace id and an API server span as its parent; decode and engine are its children" poll "$WAIT" joined
+check "the admission span has the API server's trace id and an API server span as its parent; decode and engine are its children, the engine's stages theirs" poll "$WAIT" joined
 joined > "$DIR/joined.out" 2>&1 && log "$(cat "$DIR/joined.out")"
 scenario_end
 

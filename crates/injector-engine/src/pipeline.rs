@@ -19,6 +19,11 @@
 //! ([`crate::cache::RenderCache`]) wraps this same pipeline with a [`Render`] that reuses earlier
 //! renders.
 //!
+//! Each stage runs within a DEBUG span of its name under [`STAGES`] (`decide`, `prepare`,
+//! `render` with where its renders came from, `merge`, `post`, `patch`): the webhook exports
+//! them as children of the admission's span with `serve --otlp-endpoint`; nothing asks for them
+//! otherwise, and each then costs one level comparison.
+//!
 //! The pod is handled as JSON in the shape Go's `encoding/json` gives it (zero values added,
 //! quantities canonical), but fields our schema does not know are kept, so that the patch never
 //! removes what we did not put there.
@@ -32,6 +37,17 @@ use crate::cache::RenderSource;
 use crate::compiled::CompiledConfig;
 use crate::prepare::owner::Owner;
 use crate::render::{Plain, Render};
+
+/// The target of the stages' spans: the webhook exports them, as children of the admission's,
+/// with `serve --otlp-endpoint`.
+pub const STAGES: &str = "sidecar_injector::trace";
+
+/// `$work`, within the DEBUG span of its stage `$name`.
+macro_rules! stage {
+    ($name:literal, $work:expr) => {
+        tracing::debug_span!(target: STAGES, $name).in_scope(|| $work)
+    };
+}
 
 /// Why a pod could not be injected. The text is what the user sees in the API server's error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -120,18 +136,20 @@ pub fn inject_with(
     render: &impl Render,
 ) -> Result<Outcome, InjectError> {
     let _deadline = crate::deadline::Scope::enter(request.deadline);
-    let (received, decision) = crate::decide::decide_request(config, request)?;
+    let (received, decision) = stage!("decide", crate::decide::decide_request(config, request))?;
     if !decision.inject {
         return Ok(Outcome::Skipped { decision });
     }
-    let prepared = crate::prepare::prepare(config, received, request)?;
+    let prepared = stage!("prepare", crate::prepare::prepare(config, received, request))?;
     crate::deadline::check("before rendering the templates")?;
-    let rendered = render.render(config, &prepared);
-    let merged = crate::merge::merge(config, &prepared, rendered.overlays)?;
+    let render_span = tracing::debug_span!(target: STAGES, "render", source = tracing::field::Empty);
+    let rendered = render_span.in_scope(|| render.render(config, &prepared));
+    render_span.record("source", rendered.source.as_str());
+    let merged = stage!("merge", crate::merge::merge(config, &prepared, rendered.overlays))?;
     crate::deadline::check("before post-processing the pod")?;
-    let pod = crate::post::post_process(config, &prepared, merged)?;
+    let pod = stage!("post", crate::post::post_process(config, &prepared, merged))?;
     crate::deadline::check("before writing the patch")?;
-    let patch = crate::patch::patch_of_injection(received, &pod)?;
+    let patch = stage!("patch", crate::patch::patch_of_injection(received, &pod))?;
     Ok(Outcome::Injected {
         pod,
         patch,

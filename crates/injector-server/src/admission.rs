@@ -793,7 +793,10 @@ mod tests {
         let notes = Notes::bounded(Vec::new(), &[long, "same".into(), "same".into(), String::new()]);
         assert_eq!(notes.warnings.len(), 2, "{:?}", notes.warnings);
         let exact = "x".repeat(MAX_NOTE_CHARS);
-        assert_eq!(Notes::bounded(Vec::new(), std::slice::from_ref(&exact)).warnings, [exact]);
+        assert_eq!(
+            Notes::bounded(Vec::new(), std::slice::from_ref(&exact)).warnings,
+            [exact]
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Admissions in the API server's trace: with an OTLP endpoint, each admission is a span that
 //! joins the trace the API server names in its `traceparent` header (W3C trace context), with a
-//! child span per stage (decode, the engine's decide, render, merge, patch; `engine` around them
+//! child span per stage (decode, the engine's decide, prepare, render, merge, post, patch; `engine` around them
 //! with whether the outcome cache answered, and whether the engine's own caches did), exported
 //! over OTLP/gRPC by OpenTelemetry's own SDK.
 //!

@@ -334,3 +334,93 @@ fn requests_without_a_pod_are_errors() {
             .is_err()
     );
 }
+
+/// A stage's span as a subscriber sees it: its name, and the fields recorded on it.
+type SeenSpan = (String, Vec<(String, String)>);
+
+/// What a subscriber sees of the stages' spans, in the order they open.
+#[derive(Default, Clone)]
+struct SeenSpans(std::sync::Arc<std::sync::Mutex<Vec<SeenSpan>>>);
+
+struct FieldsOf<'a>(&'a mut Vec<(String, String)>);
+
+impl tracing::field::Visit for FieldsOf<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name().to_owned(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.push((field.name().to_owned(), value.to_owned()));
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for SeenSpans
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _id: &tracing::span::Id,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if attrs.metadata().target() != STAGES {
+            return;
+        }
+        let mut fields = Vec::new();
+        attrs.record(&mut FieldsOf(&mut fields));
+        let mut seen = self.0.lock().expect("not poisoned");
+        seen.push((attrs.metadata().name().to_owned(), fields));
+    }
+
+    fn on_record(
+        &self,
+        id: &tracing::span::Id,
+        values: &tracing::span::Record<'_>,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let Some(name) = ctx.span(id).map(|span| span.name()) else {
+            return;
+        };
+        let mut seen = self.0.lock().expect("not poisoned");
+        if let Some((_, fields)) = seen.iter_mut().rev().find(|(n, _)| n == name) {
+            values.record(&mut FieldsOf(fields));
+        }
+    }
+}
+
+fn stages_of(inject: impl FnOnce()) -> Vec<SeenSpan> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let seen = SeenSpans::default();
+    let subscriber = tracing_subscriber::registry().with(seen.clone());
+    tracing::subscriber::with_default(subscriber, inject);
+    seen.0.lock().expect("not poisoned").clone()
+}
+
+#[test]
+fn each_stage_runs_in_a_span_of_its_name() {
+    let config = injector("enabled", false);
+    let pod = pod();
+    let request = Request {
+        pod: Some(&pod),
+        namespace: Some("shop"),
+        ..Request::default()
+    };
+    let stages = stages_of(|| {
+        injected(config.inject(&request).expect("injects"));
+    });
+    let names: Vec<&str> = stages.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["decide", "prepare", "render", "merge", "post", "patch"]);
+    assert_eq!(stages[2].1, [("source".to_owned(), "rendered".to_owned())]);
+
+    let mut skipped = pod.clone();
+    skipped["metadata"]["annotations"] = json!({"sidecar.istio.io/inject": "false"});
+    let request = Request {
+        pod: Some(&skipped),
+        ..request
+    };
+    let stages = stages_of(|| {
+        config.inject(&request).expect("decides");
+    });
+    let names: Vec<&str> = stages.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["decide"], "a skipped pod needs no other stage");
+}

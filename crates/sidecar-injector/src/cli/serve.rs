@@ -536,3 +536,12 @@ fn config_loader(
         CompiledConfig::new(loaded.config, loaded.values, loaded.mesh, options).map_err(|e| e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The engine's stage spans are exported with the admission's: one target for both.
+    #[test]
+    fn the_engine_stages_share_the_admission_spans_target() {
+        assert_eq!(injector_engine::pipeline::STAGES, injector_server::trace::TARGET);
+    }
+}
