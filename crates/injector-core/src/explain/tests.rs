@@ -435,3 +435,47 @@ fn istio_chart_webhooks_for_a_canary_revision() {
         "the default revision also has namespace. and object."
     );
 }
+
+/// A webhook's matchConditions are evaluated with the pod: one that is false decides.
+#[test]
+fn a_false_match_condition_decides_and_is_named() {
+    let mut webhooks = opt_in();
+    webhooks[0].webhooks[0].match_conditions = vec![crate::gate::MatchCondition {
+        name: "not-host-network".into(),
+        expression: "!object.spec.?hostNetwork.orValue(false)".into(),
+    }];
+    let config = config("enabled");
+    let explain_for = |workload: &PodTemplate| {
+        explain(
+            workload,
+            Context {
+                namespace: Some(&namespace(Some("enabled"))),
+                webhooks: Webhooks::Given(&webhooks),
+                config: &config,
+                origin: &ConfigOrigin::File,
+            },
+        )
+    };
+    let plain = deployment(json!({}), json!({}));
+    assert!(explain_for(&plain).injected);
+    let mut host = plain.clone();
+    host.host_network = true;
+    let explanation = explain_for(&host);
+    assert!(!explanation.injected);
+    assert_eq!(explanation.decided_by, "matchConditions");
+    assert!(
+        explanation
+            .reason
+            .contains("fails matchConditions not-host-network of webhook sidecar-injector.istio.io"),
+        "{}",
+        explanation.reason
+    );
+    assert!(
+        explanation
+            .steps
+            .iter()
+            .any(|s| s.check == "matchConditions" && s.decisive && s.outcome == "false: not-host-network"),
+        "{:?}",
+        explanation.steps
+    );
+}
