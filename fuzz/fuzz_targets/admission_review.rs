@@ -5,16 +5,16 @@
 
 use std::sync::OnceLock;
 
-use injector_engine::pipeline::{Injector, Options, Outcome, Request};
+use injector_engine::{CompiledConfig, Options, Outcome, Request};
 use injector_server::admission::{Verdict, decode, encode_response};
 use libfuzzer_sys::fuzz_target;
 
-fn injector() -> Option<&'static Injector> {
-    static INJECTOR: OnceLock<Option<Injector>> = OnceLock::new();
+fn injector() -> Option<&'static CompiledConfig> {
+    static INJECTOR: OnceLock<Option<CompiledConfig>> = OnceLock::new();
     INJECTOR
         .get_or_init(|| {
             let (config, values, mesh) = injector_engine::embedded_settings().ok()?;
-            Injector::new(config, values, mesh, Options::default()).ok()
+            CompiledConfig::new(config, values, mesh, Options::default()).ok()
         })
         .as_ref()
 }

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use injector_core::config::parse_injector_config_or_template;
-use injector_engine::pipeline::{Injector, Options};
+use injector_engine::{CompiledConfig, Options};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -26,6 +26,6 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Some((values, mesh)) = values_and_mesh() {
-        let _ = Injector::new(loaded.config, values.clone(), mesh.clone(), Options::default());
+        let _ = CompiledConfig::new(loaded.config, values.clone(), mesh.clone(), Options::default());
     }
 });
