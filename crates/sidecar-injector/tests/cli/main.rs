@@ -9,6 +9,7 @@ mod abuse;
 mod abuse_engine;
 mod completion;
 mod console;
+mod docs_links;
 mod doctor;
 mod explain;
 mod fleet;
