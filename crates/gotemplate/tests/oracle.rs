@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use gotemplate::{ArgType, Func, FuncMap, Template, Value, sprig};
 
-/// Istio's `InjectionFuncmap` names (SPEC §c.5), declared so the chart templates parse.
+/// Istio's `InjectionFuncmap` names (<https://github.com/istio/istio/blob/master/pkg/kube/inject/template.go>), declared so the chart templates parse.
 const ISTIO_FUNCS: &[&str] = &[
     "formatDuration",
     "isset",

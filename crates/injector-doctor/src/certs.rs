@@ -1,6 +1,6 @@
 //! Certificates as the API server sees them: the PEM of a caBundle, and whether a served chain
-//! verifies against it for the name the API server dials (the seed's md5 comparison, done with
-//! a real chain verification: a bundle that merely *contains* something is not enough).
+//! verifies against it for the name the API server dials (where Istio's troubleshooting page
+//! compares md5 sums, this is a real chain verification: a bundle that merely *contains* something is not enough).
 
 use std::sync::Arc;
 

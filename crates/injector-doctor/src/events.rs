@@ -1,5 +1,6 @@
 //! `FailedCreate` events that name an admission webhook, classified by what the operator does
-//! about them (the seed's "pods cannot be created at all" section).
+//! about them (the "pods cannot be created at all" section of
+//! Istio's troubleshooting page, <https://istio.io/latest/docs/ops/common-problems/injection/>).
 
 use serde::Serialize;
 

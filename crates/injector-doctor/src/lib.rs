@@ -1,4 +1,5 @@
-//! The checks of `sidecar-injector doctor`: the troubleshooting page of the seed as one command.
+//! The checks of `sidecar-injector doctor`: Istio's injection troubleshooting page
+//! (<https://istio.io/latest/docs/ops/common-problems/injection/>) as one command.
 //!
 //! Three stages, and this crate holds the pure two:
 //!

@@ -8,7 +8,7 @@
 //! 1. [`patch_applies_to_the_pod_as_received`]: the RFC 6902 patch the webhook answers with turns
 //!    the pod the API server sent into exactly the injected pod.
 //! 2. [`reinjection_changes_nothing`]: injecting the injected pod again gives the same pod and an
-//!    empty patch (Istio strips what the status annotation lists and re-renders, SPEC §c.7, §h),
+//!    empty patch (Istio's `RunTemplate` strips what the status annotation lists and re-renders),
 //!    narrowed only where Istio itself is not idempotent (see [`check_reinjection`]).
 //! 3. [`unknown_fields_survive_and_nothing_of_the_user_is_removed`]: every field of the pod as
 //!    received is still there, unchanged, except a precisely defined set Istio itself rewrites.
@@ -21,6 +21,9 @@
 //! 6. [`pods_that_are_their_own_owner_get_what_rendering_gives`]: pods named like a StatefulSet's
 //!    (their own owner, so they share a render made with a stand-in for the name) get the
 //!    outcome an injector without a render cache gives.
+//!
+//! The Istio functions named below (`injectPod`, `RunTemplate`, `postProcessPod`, `createPatch`,
+//! …) are in <https://github.com/istio/istio/tree/master/pkg/kube/inject>.
 //!
 //! Every property runs against four injectors: Istio's default chart settings (from the shared
 //! corpus, `SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout; skipped with a
@@ -859,7 +862,7 @@ fn pod() -> BoxedStrategy<Generated> {
                 metadata.insert("ownerReferences".into(), json!([owner]));
             }
             if managed_fields {
-                // The engine drops these before diffing (Istio does too, SPEC §h).
+                // The engine drops these before diffing (Istio's `injectPod` does too).
                 metadata.insert(
                     "managedFields".into(),
                     json!([{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1",
@@ -896,7 +899,7 @@ fn request<'a>(pod: &'a Value, namespace: &'a str) -> Request<'a> {
 
 /// The pod the engine diffs against: the received pod with `managedFields` dropped and the
 /// namespace defaulted from the request (Istio's `injectPod` does both before marshalling the
-/// original, SPEC §b.3 step 1). The patch is relative to this document; on the API server the
+/// original). The patch is relative to this document; on the API server the
 /// two differ in nothing the patch touches (`managedFields` is the server's, and the server fills
 /// in the request namespace itself).
 fn as_diffed(received: &Value, namespace: &str) -> Value {
@@ -933,13 +936,13 @@ fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), TestC
 
 /// The patch applied to the pod as received, then decoded into the Go type as the API server
 /// decodes it, gives exactly the injected pod; and the patch has no operation that only restates
-/// that decoding (`status: {}`, a canonical quantity), as Istio's has none (SPEC §b.3).
+/// that decoding (`status: {}`, a canonical quantity), as Istio's has none (`createPatch` diffs the Go round trip).
 ///
 /// This is the only thing the API server sees: if the patch does not apply, the admission fails;
 /// if it applies but yields something else than the pod the engine computed (a patch built from a
 /// different base, a lost escape in a path such as `/metadata/annotations/sidecar.istio.io~1status`
 /// or an unknown key holding `/` or `~`, a mis-indexed array op), the stored pod silently differs
-/// from the one we tested. `managedFields` are, as in Istio (SPEC §b.3 step 1), not the patch's
+/// from the one we tested. `managedFields` are, as in Istio's `injectPod`, not the patch's
 /// business: the engine drops them from its base, the patch leaves them alone and the API server
 /// keeps them. A pod without a namespace gets the request's from the patch (the API server would
 /// fill in the same). Fields our schema does not know are kept by the decoding here (the API
@@ -1049,19 +1052,20 @@ proptest! {
 
 /// Injecting an injected pod again changes nothing: same pod, empty patch.
 ///
-/// Istio's decision no longer skips injected pods (SPEC §a.1: the status-annotation check was
-/// removed in 2020), so a pod can reach the webhook twice (`reinvocationPolicy: IfNeeded`, a
+/// Istio's decision no longer skips injected pods (`injectRequired` has no status-annotation
+/// check), so a pod can reach the webhook twice (`reinvocationPolicy: IfNeeded`, a
 /// second webhook, `istioctl kube-inject` output applied to a namespace with injection on). The
 /// second pass strips the containers the status annotation lists (only for the template data),
 /// re-renders, merges onto the un-stripped pod, merges the old `ISTIO_KUBE_APP_PROBERS` with old
 /// keys winning, leaves already-merged Prometheus annotations alone, and does not re-apply the
-/// old injection's containers as user overrides (SPEC §c.7 steps 3 and 7, §c.8, §h). A difference
+/// old injection's containers as user overrides (`RunTemplate`, `reapplyOverwrittenContainers`,
+/// `postProcessPod`). A difference
 /// means duplicated env vars, probes rewritten twice, containers or annotations moving.
 ///
 /// Where Istio itself is not idempotent the comparison is narrowed, and only there: a pod that
-/// customizes one of Istio's containers (SPEC §h says such overrides survive re-injection, but
-/// §c.7 step 7 and Istio's `reapplyOverwrittenContainers` let the new template win for every
-/// container the status lists), [`records_probes_late`] and [`cluster_env_moves`].
+/// customizes one of Istio's containers (such overrides are kept in `proxy.istio.io/overrides`,
+/// but `reapplyOverwrittenContainers` lets the new template win for every container the status
+/// lists), [`records_probes_late`] and [`cluster_env_moves`].
 fn check_reinjection(setup: &Setup, generated: &Generated) -> Result<(), TestCaseError> {
     let first = setup
         .injector
@@ -1098,7 +1102,7 @@ fn check_reinjection(setup: &Setup, generated: &Generated) -> Result<(), TestCas
     //
     // 1. The user customized one of Istio's containers. On re-injection Istio lets the template
     //    win for it: `reapplyOverwrittenContainers` skips every container the status annotation
-    //    lists ("we want to apply the new settings", SPEC §c.7 step 7), so template fields the
+    //    lists ("we want to apply the new settings"), so template fields the
     //    user had overridden (resources, args, image …) revert.
     // 2. See [`records_probes_late`]: only the proxy's `ISTIO_KUBE_APP_PROBERS` may change.
     // 3. See [`cluster_env_moves`]: the cluster and network env vars may move, not change.
@@ -1133,7 +1137,8 @@ fn check_reinjection(setup: &Setup, generated: &Generated) -> Result<(), TestCas
     })
 }
 
-/// Istio's quirk with `status.sidecar.istio.io/port` (SPEC §c.8 step 5, §i.9): the rewrite points
+/// Istio's quirk with `status.sidecar.istio.io/port` (probe rewriting in `postProcessPod`): the
+/// rewrite points
 /// probes at the annotation's port, but the "already rewritten" check compares with the *mesh*
 /// status port. A probe or lifecycle handler whose named port the container does not declare is
 /// rewritten on the first injection but not recorded in `ISTIO_KUBE_APP_PROBERS` (unknown names
@@ -1185,7 +1190,7 @@ fn records_probes_late(pod: &Value, mesh_status_port: i64) -> bool {
 /// path, or the pod's network label).
 const CLUSTER_ENV: [&str; 2] = ["ISTIO_META_CLUSTER_ID", "ISTIO_META_NETWORK"];
 
-/// Istio's `overwriteClusterInfo` (SPEC §c.8 step 2, §i.10) removes the cluster and network env
+/// Istio's `overwriteClusterInfo` (in `postProcessPod`) removes the cluster and network env
 /// vars from the proxy and appends them at the end, *before* post-processing appends
 /// `ISTIO_PROMETHEUS_ANNOTATIONS` and `ISTIO_KUBE_APP_PROBERS`. On re-injection those two are
 /// already there, so the cluster vars end up after them: same vars and values, another order.
@@ -1280,13 +1285,13 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 
 /// Annotations Istio rewrites or removes on purpose:
-/// - `sidecar.istio.io/status` is rewritten by every injection (SPEC §c.8 step 6);
+/// - `sidecar.istio.io/status` is rewritten by every injection (`postProcessPod`);
 /// - `istio.io/rev` is the injector's revision, which the templates write over the pod's
 ///   (Istio's `sidecar` template: `istio.io/rev: {{ .Revision | default "default" }}`);
 /// - the Prometheus scrape annotations (compared after label sanitizing) are replaced by the
-///   agent's when metrics merging applies (SPEC §c.8 step 3);
+///   agent's when metrics merging applies (`postProcessPod`);
 /// - with CNI, `traffic.sidecar.istio.io/excludeInboundPorts` gains the status port
-///   (`excludeInboundPort`, SPEC §c.5 and §c.9): every port the user listed must still be there.
+///   (the template function `excludeInboundPort`): every port the user listed must still be there.
 ///
 /// `new` is the injected pod's value (`None` when removed).
 fn annotation_may_change(key: &str, old: &Value, new: Option<&Value>) -> bool {
@@ -1325,7 +1330,7 @@ fn annotation_may_change(key: &str, old: &Value, new: Option<&Value>) -> bool {
 /// Labels Istio's templates fill in with sprig's `default`, which treats an empty value as
 /// missing: an *empty* `security.istio.io/tlsMode`, `service.istio.io/canonical-name` or
 /// `service.istio.io/canonical-revision` becomes the template's default (`istio`, the app or
-/// workload name, `latest`; Istio's `sidecar` template, SPEC §c.9). Non-empty values are kept.
+/// workload name, `latest`; Istio's `sidecar` template, `injection-template.yaml`). Non-empty values are kept.
 fn label_may_change(key: &str, value: &Value) -> bool {
     value == ""
         && matches!(
@@ -1340,7 +1345,7 @@ fn label_may_change(key: &str, value: &Value) -> bool {
 /// with a covering value, arrays keep their length, scalars are equal. Added keys are allowed (the
 /// injector adds, and Go's marshaller adds zero values such as `resources: {}`). Resource
 /// quantities may change to their canonical form (`0.5` → `500m`), which is the same quantity to
-/// Kubernetes (SPEC §c.7 step 5.4).
+/// Kubernetes (Go's round trip of the merged pod writes it so).
 fn covers(original: &Value, injected: &Value, path: &str) -> Result<(), String> {
     match (original, injected) {
         (Value::Object(a), Value::Object(b)) => {
@@ -1382,7 +1387,7 @@ fn is_quantity_path(path: &str) -> bool {
         || path.ends_with("/divisor")
 }
 
-/// A probe or lifecycle handler rewritten to the agent (SPEC §c.8 step 5): its `httpGet`,
+/// A probe or lifecycle handler rewritten to the agent (`postProcessPod`): its `httpGet`,
 /// `tcpSocket` and `grpc` become one `httpGet` on the status port at `/<prefix>/<container>/…`;
 /// every other field (delays, thresholds, unknown fields) is kept.
 fn rewritten(
@@ -1572,7 +1577,7 @@ fn check_preserved(received: &Value, injected: &Value, status_port: i64) -> Resu
 
 /// The patch's own operations: outside arrays, a `remove` or `replace` only ever targets an
 /// annotation or label Istio rewrites ([`annotation_may_change`], [`label_may_change`]). Inside arrays the diff is positional
-/// (SPEC §b.3 step 4: an item inserted before the user's shifts them into element-wise ops), so
+/// (`createPatch`: an item inserted before the user's shifts them into element-wise ops), so
 /// those are judged on the resulting pod by [`check_preserved`] instead.
 fn check_patch_ops(base: &Value, patch: &[u8]) -> Result<(), String> {
     let ops: Vec<Value> = serde_json::from_slice(patch).map_err(|e| format!("the patch is not JSON: {e}"))?;
@@ -1631,11 +1636,11 @@ proptest! {
     /// What Istio changes on purpose, and is therefore allowed:
     /// - added keys anywhere (the injection, and the zero values Go's marshaller writes:
     ///   `creationTimestamp: null`, `resources: {}`, `status: {}`);
-    /// - quantities in canonical form (`0.5` → `500m`, SPEC §c.7 step 5.4);
+    /// - quantities in canonical form (`0.5` → `500m`, as Go's round trip writes them);
     /// - Istio's containers (`istio-proxy`, `istio-init`, `istio-validation`,
-    ///   `enable-core-dump`), which a user declares only to customize (SPEC §c.7 step 7); the
+    ///   `enable-core-dump`), which a user declares only to customize (`reapplyOverwrittenContainers`); the
     ///   user's other containers, volumes and pull secrets keep their relative order;
-    /// - probe and lifecycle handlers rewritten to the agent (SPEC §c.8 step 5);
+    /// - probe and lifecycle handlers rewritten to the agent (`postProcessPod`);
     /// - the status, revision and Prometheus annotations ([`annotation_may_change`]), and empty
     ///   Istio labels the templates default ([`label_may_change`]).
     ///
@@ -1650,7 +1655,7 @@ proptest! {
                 .map_err(|e| TestCaseError::fail(format!("[{}] a valid pod was refused: {e}", setup.name)))?;
             if let Outcome::Injected { pod, patch, .. } = outcome {
                 let base = as_diffed(&generated.pod, &generated.namespace);
-                // Rewritten probes point at the annotation's port when there is one (SPEC §i.9).
+                // Rewritten probes point at the annotation's port when there is one (Istio's quirk).
                 let port = generated
                     .pod
                     .pointer("/metadata/annotations/status.sidecar.istio.io~1port")
@@ -1668,7 +1673,7 @@ proptest! {
 // Property 4: invalid annotations
 // ---------------------------------------------------------------------------------------------
 
-/// Invalid values for annotations Istio validates (SPEC §c.7 step 1).
+/// Invalid values for annotations Istio validates (`validateAnnotations`, before rendering).
 const INVALID: [(&str, &str); 9] = [
     ("sidecar.istio.io/interceptionMode", "BOGUS"),
     ("traffic.sidecar.istio.io/includeOutboundIPRanges", "10.0.0.0/33"),

@@ -1,4 +1,4 @@
-//! The injector across a whole cluster (issue 17): what a configuration change would do to every
+//! The injector across a whole cluster: what a configuration change would do to every
 //! workload before it is rolled out (`preview`), which running pods carry a sidecar the current
 //! configuration would no longer inject (`outdated`), and the paced restart that brings them up to
 //! date.

@@ -1,4 +1,4 @@
-//! The admission HTTP handler: Istio's `serveInject` semantics (SPEC §b.2) over hyper.
+//! The admission HTTP handler: Istio's `serveInject` semantics (<https://github.com/istio/istio/blob/master/pkg/kube/inject/webhook.go>) over hyper.
 //!
 //! Errors become responses, never panics: transport-level problems (body too large, empty,
 //! wrong content type) are HTTP errors like Istio's; anything about the AdmissionReview itself

@@ -126,7 +126,7 @@ pub struct AdmissionInput {
     /// `request.object`: the pod as raw JSON, untouched (including `managedFields`, which
     /// Istio drops before diffing).
     pub object: Value,
-    /// Proxy environment from the URL path (`/inject/cluster/C/net/N`, SPEC §b.1).
+    /// Proxy environment from the URL path (`/inject/cluster/C/net/N`, as Istio's `parseInjectEnvs`).
     pub path_env: BTreeMap<String, String>,
     /// The decoded request path (`/inject/...`).
     pub path: String,

@@ -14,7 +14,7 @@
 //!   `?timeout=` Go duration).
 //! * Adapters: `server` (tokio-rustls + hyper-util auto builder: HTTP/1.1 and HTTP/2 by ALPN,
 //!   timeouts, connection and admission limits, graceful drain), `handler` (Istio's
-//!   `serveInject` HTTP semantics, SPEC §b.2), `monitoring` (`/metrics`, `/healthz`,
+//!   `serveInject` HTTP semantics), `monitoring` (`/metrics`, `/healthz`,
 //!   `/readyz`), [`tls`] (hot-swapped certificate, self-signed CA), [`config_store`]
 //!   (hot-reloaded configuration that keeps the last good one), `watch` (notify + polling),
 //!   `outcome_cache` (bounded LRU of outcomes keyed by the request's bytes, the pod's

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Parses proxy environment variables out of an injection path, exactly as Istio's
-/// `parseInjectEnvs` does (SPEC §b.1).
+/// `parseInjectEnvs` does (<https://github.com/istio/istio/blob/master/pkg/kube/inject/webhook.go>).
 ///
 /// * `/inject`, `/inject/` → no variables.
 /// * `/inject/k1/v1/k2/v2` → `K1=v1`, `K2=v2`; `--slash--` in a value becomes `/`; an odd trailing

@@ -1,4 +1,5 @@
-//! The decision table of the seed and of Istio's `injectRequired`, row by row.
+//! The decision table of Istio's injection troubleshooting page (namespaceSelector × default
+//! policy × pod annotation, <https://istio.io/latest/docs/ops/common-problems/injection/>) and Istio's `injectRequired`, row by row.
 
 use serde_json::json;
 
@@ -87,7 +88,7 @@ fn decisive(decision: &Decision) -> Vec<&'static str> {
         .collect()
 }
 
-// ---- The seed's table (the namespaceSelector row is the gate's job, see crate::gate) ----
+// ---- The troubleshooting page's table (the namespaceSelector row: see crate::gate) ----
 
 #[test]
 fn seed_enabled_true_injects() {

@@ -1,4 +1,5 @@
-//! `explain` on the seed's scenarios: the whole table, misplaced annotations, remedies.
+//! `explain` on the scenarios of Istio's injection troubleshooting page: the whole decision
+//! table, misplaced annotations, remedies.
 
 use serde_json::{Value, json};
 
@@ -65,7 +66,8 @@ fn inject_annotation(value: Option<&str>) -> Value {
     }
 }
 
-/// Every row of the seed's decision table, through the API server gate and the injector.
+/// Every row of the troubleshooting page's decision table (namespaceSelector × default policy ×
+/// pod annotation), through the API server gate and the injector.
 #[test]
 fn seed_decision_table() {
     let rows = [

@@ -1,5 +1,6 @@
 //! Check 4: each webhook's `caBundle` against the CA that actually signs the serving
-//! certificate — the seed's md5 comparison, done as the API server does it: the chain the
+//! certificate — where Istio's troubleshooting page compares md5 sums, this does what the API
+//! server does: the chain the
 //! injector serves (a TLS handshake, only with webhooks registered by a loopback `url:`) or the
 //! certificate in its Secret is verified against the bundle for the name the API server dials.
 

@@ -1,6 +1,6 @@
 //! Check 5: the injector is there to answer. For a webhook by Service: the Service exists, has
 //! the webhook's port, and its EndpointSlices have ready endpoints on the target port (the
-//! seed's "no endpoints available" / "no such host"), with its pods' readiness. For a webhook by
+//! troubleshooting page's "no endpoints available" / "no such host"), with its pods' readiness. For a webhook by
 //! loopback `url:`: something answers TLS there. Other URLs are never dialled.
 
 use std::collections::BTreeSet;

@@ -1,5 +1,5 @@
 //! Check 3: `sidecar.istio.io/inject` where it has no effect — on a workload's own metadata
-//! instead of its pod template (the seed's Deployment trap) — and pods whose label and
+//! instead of its pod template (the troubleshooting page's Deployment trap) — and pods whose label and
 //! annotation disagree (the label wins).
 
 use injector_core::{decision::INJECT_KEY, shell, workload};

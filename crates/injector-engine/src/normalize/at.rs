@@ -3,7 +3,7 @@
 //!
 //! The webhook's patch is taken from the pod exactly as the API server sent it, so that fields our
 //! schema does not know are never removed. Istio's is taken from the Go round trip of that pod
-//! (SPEC §b.3). Where the two bases differ only by what the round trip does on its own — the zero
+//! (`createPatch`, <https://github.com/istio/istio/blob/master/pkg/kube/inject/webhook.go>). Where the two bases differ only by what the round trip does on its own — the zero
 //! values Go prints for fields nobody set (`status: {}`, `resources: {}`), a `creationTimestamp:
 //! null` it leaves out, a quantity it prints canonically (`0.1` → `100m`) — the injection changed
 //! nothing, Istio's patch has no operation there, and the API server stores the same object either

@@ -37,7 +37,7 @@ pub fn create_patch_keeping(
 /// through the type `root` (`v1/Pod`) `injected` started from: differences the round trip makes on
 /// its own (zero values Go prints for unset fields, `null`s it drops, canonical quantities) are
 /// not the injection's and get no operation, as in Istio's patch, which is taken from the round
-/// trip (SPEC §b.3). The API server decodes the patched object into the same Go type, so it stores
+/// trip (`createPatch`, <https://github.com/istio/istio/blob/master/pkg/kube/inject/webhook.go>). The API server decodes the patched object into the same Go type, so it stores
 /// the same pod either way.
 pub fn create_patch_over_round_trip(
     root: &str,

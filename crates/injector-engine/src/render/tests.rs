@@ -1,4 +1,4 @@
-//! Unit tests of Istio's functions (SPEC §c.5 edge cases) and of the template data's Go
+//! Unit tests of Istio's functions (their edge cases in <https://github.com/istio/istio/blob/master/pkg/kube/inject/template.go>) and of the template data's Go
 //! fields and methods, on inline inputs (the oracle test covers the chart templates).
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Admission semantics over HTTPS (SPEC §b.2): versions, uid echo, patch, skip, deny, HTTP
+//! Admission semantics over HTTPS (Istio's `serveInject`, <https://github.com/istio/istio/blob/master/pkg/kube/inject/webhook.go>): versions, uid echo, patch, skip, deny, HTTP
 //! errors, decode errors, path parameters, deadlines.
 
 use http::{Method, StatusCode};

@@ -1,5 +1,5 @@
-//! `sidecar-injector doctor`: the seed's troubleshooting page as one command against a live
-//! cluster. Gathers a snapshot (reads only, plus one server-side dry-run create), runs the pure
+//! `sidecar-injector doctor`: Istio's injection troubleshooting page as one command against a
+//! live cluster. Gathers a snapshot (reads only, plus one server-side dry-run create), runs the pure
 //! checks of `injector-doctor` on it and prints the verdicts. Exit code: 1 when a check found an
 //! error, 2 when none did but a check could not run, 0 otherwise.
 
