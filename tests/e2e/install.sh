@@ -18,7 +18,7 @@
 #      under the container's securityContext (setpriv: runAsUser/runAsGroup, no new privileges,
 #      no capabilities) and, the first time, strace: readOnlyRootFilesystem holds (no file
 #      created, written, renamed or removed); its probes answer on the Deployment's probe ports
-#   5. the seed's scenarios through it: a labelled namespace's pod injected, an opted-out pod
+#   5. the troubleshooting page's scenarios through it: a labelled namespace's pod injected, an opted-out pod
 #      not, the annotation on a Deployment's own metadata ignored (its pod template's honoured),
 #      fail-closed while it is down (creation refused), back when it is up
 #   6. `helm upgrade` with a changed template value changes the next injection; the caBundle
@@ -503,7 +503,7 @@ DURATIONS+=("injector start -> ready $T_READY s, -> caBundle patched $T_BUNDLE s
 scenario_end
 
 # ---------------------------------------------------------------------------- 5
-scenario "5: the seed's scenarios through the chart's injector"
+scenario "5: the troubleshooting scenarios through the chart's injector"
 check "namespaces e2e-enabled (istio-injection=enabled) and e2e-plain (no label)" bash -c "
   '$DIR/kubectl' create namespace e2e-enabled && '$DIR/kubectl' label namespace e2e-enabled istio-injection=enabled &&
   '$DIR/kubectl' create namespace e2e-plain"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# End-to-end scenarios of the seed (/work/shared/seed/README.md, the Istio injection
-# troubleshooting page) through a real kube-apiserver (tests/e2e/control-plane.sh) and the real
+# End-to-end scenarios of Istio's injection troubleshooting page
+# (https://istio.io/latest/docs/ops/common-problems/injection/) through a real kube-apiserver (tests/e2e/control-plane.sh) and the real
 # `sidecar-injector serve` binary, registered as a MutatingWebhookConfiguration with
 # `clientConfig.url: https://127.0.0.1:PORT/inject` + caBundle (never a `service:` reference).
 #
-#   1. the seed's decision table: opt-in and opt-out namespaceSelectors x policy enabled
+#   1. the page's decision table: opt-in and opt-out namespaceSelectors x policy enabled
 #      (embedded default) / disabled (examples/injector-configmap.yaml) x namespaces labelled
 #      istio-injection=enabled / =disabled / unlabelled x pod annotation
 #      sidecar.istio.io/inject "true" / "false" / absent  (36 pods, really created)
@@ -239,8 +239,8 @@ log "serve A: $(url_of A) (pid ${SERVE_PID[A]:-?}), serve B: $(url_of B) (pid ${
 
 # ---------------------------------------------------------------------------- 1. decision table
 ANN=sidecar.istio.io/inject
-scenario "1 (seed decision table: selector x policy x namespace label x annotation)"
-# table SEL POLICY: 18 real pod creations; the expected result is the seed's table
+scenario "1 (decision table: selector x policy x namespace label x annotation)"
+# table SEL POLICY: 18 real pod creations; the expected result is the troubleshooting page's table
 table() {
   local sel=$1 pol=$2 ns match want name ann args
   for ns in e2e-enabled e2e-disabled e2e-plain; do
