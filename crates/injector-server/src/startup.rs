@@ -38,7 +38,7 @@ pub fn try_it(admission: SocketAddr, monitoring: Option<SocketAddr>, cert: &Cert
         .unwrap_or_default();
     format!(
         "try it: {ready}curl {trust} -H 'Content-Type: application/json' --data @review.json https://{}/inject \
-         (review.json: an AdmissionReview of a Pod; the README's \"Trying it with curl\" has one)",
+         (review.json: an AdmissionReview of a Pod; the README's quick start has one)",
         local_url_host(admission)
     )
 }
