@@ -139,6 +139,9 @@ mod tests {
             .with_writer(move || writer.clone())
             .finish();
         tracing::subscriber::with_default(subscriber, || {
+            // Callsites another test thread registered with no subscriber live stay silent
+            // unless the interest cache is recomputed with this one in place.
+            tracing::callsite::rebuild_interest_cache();
             tracing::error!(target: "kube_client::client::builder", "failed with status 500 Internal Server Error");
             tracing::error!(target: "kube_client::client", "another kube-rs error");
             tracing::info!(target: "injector_kube::probe::runner", "probe failing");

@@ -392,7 +392,13 @@ fn stages_of(inject: impl FnOnce()) -> Vec<SeenSpan> {
     use tracing_subscriber::layer::SubscriberExt as _;
     let seen = SeenSpans::default();
     let subscriber = tracing_subscriber::registry().with(seen.clone());
-    tracing::subscriber::with_default(subscriber, inject);
+    tracing::subscriber::with_default(subscriber, || {
+        // Another test's thread may have registered a stage's callsite, with no subscriber in
+        // sight, between this subscriber's creation and now: its cached "never interested"
+        // would hide the stage. Recomputing the cache with this subscriber live closes that race.
+        tracing::callsite::rebuild_interest_cache();
+        inject();
+    });
     seen.0.lock().expect("not poisoned").clone()
 }
 
