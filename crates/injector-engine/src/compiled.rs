@@ -96,7 +96,8 @@ impl CompiledConfig {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let mut templates = BTreeMap::new();
         for (name, text) in &config.templates {
-            let template = crate::render::parse_template(text).map_err(|e| TemplateError {
+            let owned = crate::owned_env::owned_env(&options);
+            let template = crate::render::parse_template_owning(text, owned).map_err(|e| TemplateError {
                 name: name.clone(),
                 message: e.to_string(),
             })?;

@@ -37,6 +37,7 @@ pub mod merge;
 pub mod mesh;
 pub mod netip;
 pub mod normalize;
+pub mod owned_env;
 pub mod patch;
 pub mod pipeline;
 pub mod pod;

@@ -430,3 +430,52 @@ fn each_stage_runs_in_a_span_of_its_name() {
     let names: Vec<&str> = stages.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(names, ["decide"], "a skipped pod needs no other stage");
 }
+
+/// A template of Istio 1.26 or older decides native sidecars with `env "ENABLE_NATIVE_SIDECARS"`
+/// (it predates `.NativeSidecars`): it follows the injector's own setting, not the environment of
+/// the injector's process.
+#[test]
+fn a_template_reading_native_sidecars_from_env_follows_the_setting() {
+    const OLD_TEMPLATE: &str = r#"
+{{- $native := or (and (not (isset .ObjectMeta.Annotations `sidecar.istio.io/nativeSidecar`)) (eq (env "ENABLE_NATIVE_SIDECARS" "false") "true")) (eq (index .ObjectMeta.Annotations `sidecar.istio.io/nativeSidecar`) "true") }}
+spec:
+  initContainers:
+  - name: istio-init
+  {{- if $native }}
+  - name: istio-proxy
+    image: proxy:1
+    restartPolicy: Always
+  {{- end }}
+  {{- if not $native }}
+  containers:
+  - name: istio-proxy
+    image: proxy:1
+  {{- end }}
+"#;
+    for native in [true, false] {
+        let mut config = InjectorConfig::default();
+        config
+            .templates
+            .insert("sidecar".to_owned(), OLD_TEMPLATE.to_owned());
+        let options = Options {
+            native_sidecars: native,
+            ..Options::default()
+        };
+        let injector =
+            CompiledConfig::new(config, json!({}), default_mesh_config(), options).expect("parses");
+        let original = pod();
+        let request = Request {
+            pod: Some(&original),
+            namespace: Some("shop"),
+            ..Request::default()
+        };
+        let (result, _) = injected(injector.inject(&request).expect("injects"));
+        if native {
+            assert_eq!(names(&result, "initContainers"), ["istio-init", "istio-proxy"]);
+            assert_eq!(names(&result, "containers"), ["web"]);
+        } else {
+            assert_eq!(names(&result, "initContainers"), ["istio-init"]);
+            assert_eq!(names(&result, "containers"), ["web", "istio-proxy"]);
+        }
+    }
+}

@@ -109,6 +109,16 @@ pub fn parse_template(text: &str) -> Result<Template, ParseError> {
         .parse(text)
 }
 
+/// [`parse_template`], with `env` answering for the names of `owned` (see
+/// [`crate::owned_env`]) with their values instead of the process environment's.
+pub fn parse_template_owning(text: &str, owned: Vec<(&'static str, String)>) -> Result<Template, ParseError> {
+    Template::new(TEMPLATE_NAME)
+        .funcs(shared_funcs())
+        .funcs(&funcs::text::env_owning(owned))
+        .max_steps(TEMPLATE_STEP_BUDGET)
+        .parse(text)
+}
+
 /// Executes the injection template `name` (of the configuration; Go's name is always
 /// [`TEMPLATE_NAME`]) on `data`, told to `watch` if given, within its step budget and the deadline
 /// of the injection running on this thread ([`crate::deadline`]). The error is Istio's

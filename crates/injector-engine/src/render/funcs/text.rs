@@ -32,17 +32,7 @@ pub(crate) fn register(m: &mut FuncMap) {
         "directory",
         Func::new(&[Str], |a| Ok(Value::str(directory(arg_str(&a[0]))))),
     );
-    m.insert(
-        "env",
-        Func::new(&[Str, Str], |a| {
-            let value = std::env::var(arg_str(&a[0])).unwrap_or_default();
-            Ok(Value::str(if value.is_empty() {
-                arg_str(&a[1]).to_string()
-            } else {
-                value
-            }))
-        }),
-    );
+    m.insert("env", env_func(Vec::new()));
     m.insert(
         "excludeInboundPort",
         Func::new(&[Any, Str], |a| {
@@ -59,6 +49,32 @@ pub(crate) fn register(m: &mut FuncMap) {
     for name in ["kubevirtInterfaces", "excludeInterfaces"] {
         m.insert(name, Func::new(&[Str], |a| Ok(a[0].clone())));
     }
+}
+
+/// Istio's `env NAME DEFAULT`: the variable's value, or `DEFAULT` when it is unset or empty. The
+/// names of `owned` take the value given there rather than the process environment's.
+fn env_func(owned: Vec<(&'static str, String)>) -> Func {
+    use ArgType::Str;
+    Func::new(&[Str, Str], move |a| {
+        let name = arg_str(&a[0]);
+        let value = match owned.iter().find(|(owned, _)| *owned == name) {
+            Some((_, value)) => value.clone(),
+            None => std::env::var(name).unwrap_or_default(),
+        };
+        Ok(Value::str(if value.is_empty() {
+            arg_str(&a[1]).to_string()
+        } else {
+            value
+        }))
+    })
+}
+
+/// A function map with only `env`, answering for the names of `owned` with their values (laid
+/// over Istio's functions, see [`crate::owned_env`]).
+pub fn env_owning(owned: Vec<(&'static str, String)>) -> FuncMap {
+    let mut m = FuncMap::new();
+    m.insert("env", env_func(owned));
+    m
 }
 
 /// Istio's `indent`: `n` spaces before every line except the first (empty lines too).
