@@ -1,4 +1,4 @@
-//! Istio's golden injection corpus (`shared/istio/cases.json`): every case, both paths.
+//! Istio's golden injection corpus: every case of its table, both paths.
 //!
 //! - **kube-inject**: the whole input file through [`inject_stream`], compared with the golden as
 //!   text after trimming (Istio's `TestInjection` comparison), or the expected error / warning.
@@ -10,10 +10,19 @@
 //! Cases that do not pass yet are listed with a reason in `tests/conformance-known-failures.txt`;
 //! the test fails when a case outside that list fails, and when a listed case passes (so the list
 //! only shrinks). It prints one line `N passed, M failed` (sub-tests counted one by one).
-//! The corpus is read from `SIDECAR_INJECTOR_SHARED` (default `../shared` beside the checkout).
+//! The corpus is found by the `istio-corpus` crate: the shared copy (`SIDECAR_INJECTOR_SHARED`,
+//! default `../shared` beside the checkout; its `cases.json` lists every case), else the Go module
+//! `istio.io/istio` at the pinned version (its `default-profile-cases.json`: the default profile's
+//! cases). Without either it skips, loudly, or fails under `SIDECAR_INJECTOR_REQUIRE_CORPUS=1`.
+//!
+//! `releases` runs the release matrix: the default profile's goldens of every Istio release at
+//! hand, each with the settings its own chart renders.
 
 // Tests report failures by panicking.
 #![allow(clippy::panic)]
+
+#[path = "conformance/releases.rs"]
+mod releases;
 
 use std::{
     collections::BTreeSet,
@@ -31,12 +40,6 @@ use injector_engine::{
     settings::{parse_mesh, parse_values},
 };
 use serde_json::{Value, json};
-
-fn shared() -> PathBuf {
-    std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-}
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
@@ -130,6 +133,16 @@ fn injector(settings: &Settings, params: &Value, kube_inject: bool) -> Result<Co
 }
 
 fn kube_inject_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(), String> {
+    kube_inject_compared(istio, case, settings, &|golden| golden)
+}
+
+/// [`kube_inject_case`], with the golden read through `golden_as` first.
+fn kube_inject_compared(
+    istio: &Path,
+    case: &Value,
+    settings: &Settings,
+    golden_as: &dyn Fn(String) -> String,
+) -> Result<(), String> {
     let params = &case["params"];
     let injector = injector(settings, params, true)?;
     let input = read(&istio.join(case["input"].as_str().unwrap_or_default()));
@@ -150,7 +163,7 @@ fn kube_inject_case(istio: &Path, case: &Value, settings: &Settings) -> Result<(
     let Some(golden) = case["golden"].as_str() else {
         return Ok(());
     };
-    let want = read(&istio.join(golden));
+    let want = golden_as(read(&istio.join(golden)));
     if output.text.trim() == want.trim() {
         Ok(())
     } else {
@@ -492,15 +505,14 @@ fn sibling(pod: &Value, index: usize, named: bool) -> Value {
 
 #[test]
 fn istio_golden_cases() {
-    let istio = shared().join("istio");
-    let Ok(text) = std::fs::read_to_string(istio.join("cases.json")) else {
-        eprintln!(
-            "Istio's corpus not found at {} (set SIDECAR_INJECTOR_SHARED): skipping",
-            istio.display()
-        );
+    let Some(corpus) = istio_corpus::istio() else {
+        istio_corpus::unavailable("conformance: Istio's golden cases");
         return;
     };
-    let cases: Value = serde_json::from_str(&text).expect("cases.json is JSON");
+    let istio = corpus.root.clone();
+    let table = corpus.case_table();
+    let cases: Value = serde_json::from_str(&read(&table))
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", table.display()));
     let known: BTreeSet<String> = std::fs::read_to_string(
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance-known-failures.txt"),
     )
@@ -552,7 +564,14 @@ fn istio_golden_cases() {
             run("webhook", webhook_case(&istio, case, &settings));
         }
     }
-    println!("{passed} passed, {failed} failed");
+    println!("{passed} passed, {failed} failed ({})", corpus.describe());
+    let listed = cases["cases"].as_array().map_or(0, Vec::len);
+    assert!(
+        listed > 0 && passed + failed >= listed,
+        "{} lists {listed} cases and {} ran: the corpus is incomplete",
+        table.display(),
+        passed + failed
+    );
     if std::env::var_os("CONFORMANCE_LIST_FAILURES").is_some() {
         for line in &unexpected {
             println!("{}", line.lines().next().unwrap_or_default());
