@@ -27,6 +27,7 @@
 //! parsing), [`quantity`] (Kubernetes quantities).
 
 pub mod cache;
+pub mod compatibility;
 mod compiled;
 pub mod deadline;
 pub mod decide;

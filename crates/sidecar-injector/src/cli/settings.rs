@@ -107,6 +107,7 @@ pub fn from_texts(config: Text<'_>, values: Text<'_>, mesh: Text<'_>) -> Result<
             parse_values(default_values).map_err(|e| format!("the embedded values: {e}"))?
         }
     };
+    warnings.extend(injector_engine::compatibility::release_warning(&values));
     let mesh = match mesh {
         Some((name, text)) => parse_mesh(text).map_err(|e| format!("{name}: {e}"))?,
         None => parse_mesh(default_mesh).map_err(|e| format!("the embedded mesh config: {e}"))?,
@@ -117,4 +118,40 @@ pub fn from_texts(config: Text<'_>, values: Text<'_>, mesh: Text<'_>) -> Result<
         mesh,
         warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_of_a_release_outside_the_tested_range_are_named_in_a_warning() {
+        let old = from_texts(
+            None,
+            Some(("--values old.json", r#"{"global": {"tag": "1.22.1"}}"#)),
+            None,
+        )
+        .expect("loads");
+        assert!(
+            old.warnings
+                .iter()
+                .any(|w| w.contains("\"1.22.1\" is of Istio 1.22, outside the releases")),
+            "{:?}",
+            old.warnings
+        );
+        let tested = from_texts(
+            None,
+            Some(("--values v.json", r#"{"global": {"tag": "1.28.10"}}"#)),
+            None,
+        )
+        .expect("loads");
+        assert!(
+            tested
+                .warnings
+                .iter()
+                .all(|w| !w.contains("outside the releases")),
+            "{:?}",
+            tested.warnings
+        );
+    }
 }
