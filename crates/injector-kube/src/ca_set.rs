@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use injector_server::pki::{self, CaMaterial};
+use injector_pki::{self as pki, CaMaterial};
 use time::OffsetDateTime;
 
 /// How far a generated CA's notBefore is set back, for clocks that lag.
@@ -109,8 +109,9 @@ impl Ca {
             &["check.invalid".to_owned()],
             now,
             now + time::Duration::minutes(1),
-        )?;
-        let der = pki::pem_certificates(cert_pem)?;
+        )
+        .map_err(|e| e.to_string())?;
+        let der = pki::pem_certificates(cert_pem).map_err(|e| e.to_string())?;
         let leaf = der.first().ok_or("no certificate")?;
         let (_, cert) =
             x509_parser::parse_x509_certificate(leaf.as_ref()).map_err(|e| format!("not X.509: {e}"))?;
@@ -134,7 +135,7 @@ impl Ca {
         let not_before = now - BACKDATE;
         let not_after = now + validity;
         let name = format!("sidecar-injector CA {}", now.unix_timestamp());
-        let material = pki::generate_ca(&name, not_before, not_after)?;
+        let material = pki::generate_ca(&name, not_before, not_after).map_err(|e| e.to_string())?;
         Ca::from_pem(&material.cert_pem, &material.key_pem)
     }
 
@@ -150,10 +151,10 @@ impl Ca {
     }
 }
 
-fn first_cert_info(pem: &str) -> Result<injector_server::tls::CertInfo, String> {
-    let der = pki::pem_certificates(pem)?;
+fn first_cert_info(pem: &str) -> Result<pki::CertInfo, String> {
+    let der = pki::pem_certificates(pem).map_err(|e| e.to_string())?;
     let first = der.first().ok_or("no CERTIFICATE block")?;
-    injector_server::tls::cert_info(first)
+    pki::cert_info(first).map_err(|e| e.to_string())
 }
 
 fn text<'a>(data: &'a BTreeMap<String, Vec<u8>>, key: &str) -> Result<Option<&'a str>, String> {
@@ -331,7 +332,7 @@ pub fn bundle_fingerprints(bundle: &[u8]) -> Vec<String> {
         .and_then(|text| pki::pem_certificates(text).ok())
         .unwrap_or_default()
         .iter()
-        .map(|der| injector_server::tls::fingerprint(der.as_ref()))
+        .map(|der| pki::fingerprint(der.as_ref()))
         .collect()
 }
 

@@ -21,8 +21,8 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use time::OffsetDateTime;
 
+use injector_pki::{self as pki, CaMaterial};
 use injector_server::CertStore;
-use injector_server::pki::{self, CaMaterial};
 
 use crate::ca_set::{CaSet, RotationPolicy, bundle_fingerprints};
 use crate::status::{Shared, WebhookStatus};
@@ -392,11 +392,13 @@ impl Reconciler {
             return;
         }
         let not_after = now + validity;
-        match pki::issue_leaf(ca, &self.names, now - time::Duration::minutes(5), not_after).and_then(|leaf| {
-            self.certs
-                .install_pem(leaf.chain_pem.as_bytes(), leaf.key_pem.as_bytes())
-                .map(|i| (leaf, i))
-        }) {
+        match pki::issue_leaf(ca, &self.names, now - time::Duration::minutes(5), not_after)
+            .map_err(|e| e.to_string())
+            .and_then(|leaf| {
+                self.certs
+                    .install_pem(leaf.chain_pem.as_bytes(), leaf.key_pem.as_bytes())
+                    .map(|i| (leaf, i))
+            }) {
             Ok((leaf, info)) => {
                 let switched = self
                     .serving

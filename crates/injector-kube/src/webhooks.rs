@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn only_webhooks_pointing_at_us_are_claimed_patched_and_waited_for() {
         let now = time::OffsetDateTime::now_utc();
-        let ca = injector_server::pki::generate_ca("test", now, now + time::Duration::hours(1)).expect("ca");
+        let ca = injector_pki::generate_ca("test", now, now + time::Duration::hours(1)).expect("ca");
         let pem = ca.cert_pem.as_bytes();
         let endpoint = InjectorEndpoint::new("istio-system", "istiod", &["127.0.0.1".into()]);
         let selection = WebhookSelection::istio("default");

@@ -281,9 +281,9 @@ mod tests {
 
     const NOW: i64 = 1_800_000_000;
 
-    fn ca() -> crate::pki::CaMaterial {
+    fn ca() -> injector_pki::CaMaterial {
         let now = time::OffsetDateTime::now_utc();
-        crate::pki::generate_ca("test CA", now, now + time::Duration::days(365)).expect("a CA")
+        injector_pki::generate_ca("test CA", now, now + time::Duration::days(365)).expect("a CA")
     }
 
     fn mode(path: &Path) -> u32 {

@@ -144,7 +144,7 @@ mod tests {
 
     fn ca_pem() -> String {
         let now = time::OffsetDateTime::now_utc();
-        crate::pki::generate_ca("client CA", now, now + time::Duration::hours(1))
+        injector_pki::generate_ca("client CA", now, now + time::Duration::hours(1))
             .expect("ca")
             .cert_pem
     }

@@ -96,7 +96,6 @@ mod metrics;
 mod monitoring;
 mod outcome_cache;
 pub mod path_params;
-pub mod pki;
 mod plain_http;
 mod readiness;
 mod review_ids;

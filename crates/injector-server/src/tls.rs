@@ -30,6 +30,8 @@ use rustls::sign::CertifiedKey;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
+use injector_pki::{CaMaterial, CertInfo, SigningCa, cert_info, fingerprint};
+
 use crate::Error;
 use crate::logging::rfc3339;
 use crate::metrics::ReloadMetrics;
@@ -53,21 +55,6 @@ pub enum CertSource {
         /// Write the CA certificate (PEM) here, and reuse it on the next start.
         write_ca: Option<PathBuf>,
     },
-}
-
-/// What we know about the certificate in service.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CertInfo {
-    /// Subject of the leaf, e.g. `CN=localhost`.
-    pub subject: String,
-    /// Serial number of the leaf, hex.
-    pub serial: String,
-    /// Expiry of the leaf, Unix seconds.
-    pub not_after: i64,
-    /// SHA-256 fingerprint of the leaf, colon-separated hex.
-    pub sha256: String,
-    /// The leaf's subject alternative names (DNS names and IP addresses).
-    pub names: Vec<String>,
 }
 
 /// The state of the certificate store.
@@ -332,7 +319,7 @@ pub fn parse_pem_pair(cert_pem: &[u8], key_pem: &[u8]) -> Result<(CertifiedKey, 
     let Some(leaf) = chain.first() else {
         return Err("certificate file holds no CERTIFICATE block".to_owned());
     };
-    let info = cert_info(leaf)?;
+    let info = cert_info(leaf).map_err(|e| e.to_string())?;
     let key = PrivateKeyDer::from_pem_slice(key_pem)
         .map_err(|e| format!("private key PEM does not parse: {}", pem_error_text(&e)))?;
     let provider = rustls::crypto::ring::default_provider();
@@ -360,55 +347,6 @@ fn pem_error_text(error: &rustls_pki_types::pem::Error) -> String {
     }
 }
 
-/// Reads subject, serial, expiry and fingerprint from a DER certificate.
-pub fn cert_info(der: &CertificateDer<'_>) -> Result<CertInfo, String> {
-    let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref())
-        .map_err(|e| format!("certificate does not parse as X.509: {e}"))?;
-    Ok(CertInfo {
-        subject: cert.subject().to_string(),
-        serial: cert.raw_serial_as_string(),
-        not_after: cert.validity().not_after.timestamp(),
-        sha256: fingerprint(der.as_ref()),
-        names: subject_alt_names(&cert),
-    })
-}
-
-/// The DNS names and IP addresses a certificate is valid for.
-fn subject_alt_names(cert: &x509_parser::certificate::X509Certificate<'_>) -> Vec<String> {
-    use x509_parser::extensions::GeneralName;
-    let Ok(Some(san)) = cert.subject_alternative_name() else {
-        return Vec::new();
-    };
-    san.value
-        .general_names
-        .iter()
-        .filter_map(|name| match name {
-            GeneralName::DNSName(dns) => Some((*dns).to_owned()),
-            GeneralName::IPAddress(bytes) => match bytes.len() {
-                4 => <[u8; 4]>::try_from(*bytes)
-                    .ok()
-                    .map(|b| std::net::IpAddr::from(b).to_string()),
-                16 => <[u8; 16]>::try_from(*bytes)
-                    .ok()
-                    .map(|b| std::net::IpAddr::from(b).to_string()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
-}
-
-/// SHA-256 fingerprint, colon-separated upper-case hex (as `openssl x509 -fingerprint`).
-pub fn fingerprint(der: &[u8]) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, der);
-    digest
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02X}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
 /// A generated CA and serving certificate, PEM.
 #[derive(Debug, Clone)]
 pub struct SelfSignedBundle {
@@ -431,23 +369,14 @@ pub fn self_signed(dns_names: &[String], write_ca: Option<&Path>) -> Result<Self
 /// Validity of a self-signed serving certificate; it is re-issued at half of it.
 const LEAF_DAYS: i64 = 90;
 
-fn gen_err(e: rcgen::Error) -> Error {
+fn gen_err(e: injector_pki::PkiError) -> Error {
     Error::Certificate(format!("generating the self-signed certificate: {e}"))
 }
 
 /// The self-signed CA, kept in memory to re-issue the serving certificate.
+#[derive(Debug)]
 pub struct SelfSignedCa {
-    pem: String,
-    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
-    not_after: i64,
-}
-
-impl std::fmt::Debug for SelfSignedCa {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SelfSignedCa")
-            .field("not_after", &self.not_after)
-            .finish_non_exhaustive()
-    }
+    ca: SigningCa,
 }
 
 impl SelfSignedCa {
@@ -455,20 +384,17 @@ impl SelfSignedCa {
     /// days; otherwise generates a CA valid one year and writes it there. A key that is not
     /// safe to use (see [`crate::ca_files`]) is an error, and nothing is overwritten.
     pub fn load_or_create(write_ca: Option<&Path>) -> Result<Self, Error> {
-        use rcgen::{Issuer, KeyPair};
         let now = time::OffsetDateTime::now_utc();
         let reuse_until = (now + time::Duration::days(30)).unix_timestamp();
         let reused = match write_ca {
             Some(path) => crate::ca_files::read(path, reuse_until)
                 .map_err(|e| Error::Certificate(format!("--write-ca: {e}")))?
                 .map(|stored| {
-                    let key = KeyPair::from_pem(&stored.key_pem).map_err(gen_err)?;
-                    let issuer = Issuer::from_ca_cert_pem(&stored.cert_pem, key).map_err(gen_err)?;
-                    Ok::<_, Error>(SelfSignedCa {
-                        pem: stored.cert_pem,
-                        issuer,
-                        not_after: stored.not_after,
+                    SigningCa::new(&CaMaterial {
+                        cert_pem: stored.cert_pem,
+                        key_pem: stored.key_pem,
                     })
+                    .map_err(gen_err)
                 })
                 .transpose()?,
             None => None,
@@ -476,29 +402,20 @@ impl SelfSignedCa {
         let ca = match reused {
             Some(ca) => ca,
             None => {
-                let not_after = now + DAY * 365;
-                let generated = crate::pki::generate_ca(
+                let generated = injector_pki::generate_ca(
                     "sidecar-injector self-signed CA",
                     now - time::Duration::minutes(5),
-                    not_after,
+                    now + DAY * 365,
                 )
-                .map_err(|e| Error::Certificate(format!("generating the self-signed certificate: {e}")))?;
-                let (pem, key_pem) = (generated.cert_pem, generated.key_pem);
-                let not_after = not_after.unix_timestamp();
+                .map_err(gen_err)?;
                 if let Some(path) = write_ca {
-                    crate::ca_files::write(path, &pem, &key_pem)
+                    crate::ca_files::write(path, &generated.cert_pem, &generated.key_pem)
                         .map_err(|e| Error::Io(format!("--write-ca: writing the CA: {e}")))?;
                 }
-                let key = KeyPair::from_pem(&key_pem).map_err(gen_err)?;
-                let issuer = Issuer::from_ca_cert_pem(&pem, key).map_err(gen_err)?;
-                SelfSignedCa {
-                    pem,
-                    issuer,
-                    not_after,
-                }
+                SigningCa::new(&generated).map_err(gen_err)?
             }
         };
-        let der = CertificateDer::from_pem_slice(ca.pem.as_bytes())
+        let der = CertificateDer::from_pem_slice(ca.cert_pem().as_bytes())
             .map_err(|e| Error::Certificate(format!("CA PEM: {e}")))?;
         // The CA is named by its file and a one-line fingerprint; its PEM never goes into a log
         // line (a multi-line value breaks line-oriented log collectors).
@@ -513,18 +430,17 @@ impl SelfSignedCa {
                 "self-signed CA ready; pass --write-ca FILE to save it for the webhook's caBundle or curl --cacert"
             ),
         }
-        Ok(ca)
+        Ok(SelfSignedCa { ca })
     }
 
     /// The CA certificate, PEM.
     pub fn pem(&self) -> &str {
-        &self.pem
+        self.ca.cert_pem()
     }
 
     /// Issues a serving certificate (90 days, never beyond the CA) for `localhost`,
     /// `127.0.0.1`, `::1` and `dns_names`; CN is the first DNS name, else `localhost`.
     pub fn issue(&self, dns_names: &[String]) -> Result<SelfSignedBundle, Error> {
-        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair};
         let now = time::OffsetDateTime::now_utc();
         let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
         for n in dns_names {
@@ -532,26 +448,22 @@ impl SelfSignedCa {
                 names.push(n.clone());
             }
         }
-        let mut params = CertificateParams::new(names.clone()).map_err(gen_err)?;
-        params.distinguished_name = rcgen::DistinguishedName::new();
-        params.distinguished_name.push(
-            DnType::CommonName,
-            dns_names.first().map_or("localhost", String::as_str),
-        );
-        params.not_before = now - time::Duration::minutes(5);
-        let ca_end = time::OffsetDateTime::from_unix_timestamp(self.not_after).unwrap_or(now);
-        params.not_after = (now + time::Duration::days(LEAF_DAYS)).min(ca_end);
-        params.key_usages = crate::pki::LEAF_KEY_USAGES.to_vec();
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        params.use_authority_key_identifier_extension = true;
-        let key = KeyPair::generate().map_err(gen_err)?;
-        let leaf = params.signed_by(&key, &self.issuer).map_err(gen_err)?;
-        tracing::info!(dns_names = ?names, not_after = %rfc3339(params.not_after.unix_timestamp()),
+        let common_name = dns_names.first().map_or("localhost", String::as_str);
+        let leaf = self
+            .ca
+            .issue(
+                &names,
+                common_name,
+                now - time::Duration::minutes(5),
+                now + time::Duration::days(LEAF_DAYS),
+            )
+            .map_err(gen_err)?;
+        tracing::info!(dns_names = ?names, not_after = %rfc3339(leaf.not_after),
             "self-signed serving certificate issued");
         Ok(SelfSignedBundle {
-            cert_pem: format!("{}{}", leaf.pem(), self.pem),
-            ca_pem: self.pem.clone(),
-            key_pem: key.serialize_pem(),
+            cert_pem: leaf.chain_pem,
+            ca_pem: self.pem().to_owned(),
+            key_pem: leaf.key_pem,
         })
     }
 }
@@ -626,12 +538,5 @@ mod tests {
         let after = store.status().info.expect("loaded");
         assert_ne!(before.serial, after.serial);
         assert_eq!(after.subject, "CN=x.svc");
-    }
-
-    #[test]
-    fn fingerprint_format() {
-        let f = fingerprint(b"x");
-        assert_eq!(f.len(), 32 * 3 - 1);
-        assert!(f.starts_with("2D:71:16:42"));
     }
 }

@@ -11,7 +11,6 @@ use crate::admission;
 use crate::handler::Shared;
 use crate::injector::{Explain, ExplainSubject, Injector};
 use crate::logging::rfc3339;
-use crate::tls;
 
 /// The server, as the console sees it.
 pub(crate) trait Backend: Send + Sync + 'static {
@@ -90,8 +89,8 @@ impl<I: Injector> Backend for Shared<I> {
         let ca_sha256 = self
             .certs
             .ca_pem()
-            .and_then(|pem| crate::pki::pem_certificates(pem).ok())
-            .and_then(|certs| certs.first().map(|c| tls::fingerprint(c.as_ref())));
+            .and_then(|pem| injector_pki::pem_certificates(pem).ok())
+            .and_then(|certs| certs.first().map(|c| injector_pki::fingerprint(c.as_ref())));
         let now = crate::console::now_ms() / 1000;
         let info = cert.info.as_ref();
         let why = why_not_ready(&state);

@@ -1,8 +1,6 @@
-//! Certificate authority and serving-certificate generation, PEM in and out.
+//! Certificate authority and serving-certificate generation.
 //!
-//! Pure functions over rcgen: the caller decides validity periods and where the results are kept
-//! (a file for the self-signed mode, a Kubernetes Secret for cluster mode). Keys are ECDSA P-256;
-//! names that parse as IP addresses become IP SANs, the others DNS SANs.
+//! Keys are ECDSA P-256; names that parse as IP addresses become IP SANs, the others DNS SANs.
 //!
 //! A CA may sign serving certificates only (`basicConstraints` CA:TRUE with `pathLenConstraint`
 //! 0: no intermediate CA under it is valid). A serving certificate's key usage is
@@ -13,9 +11,9 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
     KeyPair, KeyUsagePurpose,
 };
-use rustls_pki_types::CertificateDer;
-use rustls_pki_types::pem::PemObject;
 use time::OffsetDateTime;
+
+use crate::PkiError;
 
 /// A CA certificate and its private key, PEM.
 #[derive(Clone, PartialEq, Eq)]
@@ -56,8 +54,8 @@ impl std::fmt::Debug for LeafMaterial {
 /// The key usage of a serving certificate with an ECDSA key.
 pub const LEAF_KEY_USAGES: &[KeyUsagePurpose] = &[KeyUsagePurpose::DigitalSignature];
 
-fn err(what: &str) -> impl Fn(rcgen::Error) -> String + '_ {
-    move |e| format!("{what}: {e}")
+fn step(step: &'static str) -> impl Fn(rcgen::Error) -> PkiError {
+    move |source| PkiError::Sign { step, source }
 }
 
 /// Generates a CA named `common_name` valid from `not_before` to `not_after`.
@@ -65,8 +63,8 @@ pub fn generate_ca(
     common_name: &str,
     not_before: OffsetDateTime,
     not_after: OffsetDateTime,
-) -> Result<CaMaterial, String> {
-    let key = KeyPair::generate().map_err(err("generating the CA key"))?;
+) -> Result<CaMaterial, PkiError> {
+    let key = KeyPair::generate().map_err(step("generating the CA key"))?;
     let key_pem = key.serialize_pem();
     let mut params = CertificateParams::default();
     params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
@@ -82,7 +80,7 @@ pub fn generate_ca(
     params.distinguished_name.push(DnType::CommonName, common_name);
     params.not_before = not_before;
     params.not_after = not_after;
-    let ca = CertifiedIssuer::self_signed(params, key).map_err(err("signing the CA"))?;
+    let ca = CertifiedIssuer::self_signed(params, key).map_err(step("signing the CA"))?;
     Ok(CaMaterial {
         cert_pem: ca.pem(),
         key_pem,
@@ -96,51 +94,84 @@ pub fn issue_leaf(
     names: &[String],
     not_before: OffsetDateTime,
     not_after: OffsetDateTime,
-) -> Result<LeafMaterial, String> {
-    let ca_key = KeyPair::from_pem(&ca.key_pem).map_err(err("the CA key does not parse"))?;
-    let issuer =
-        Issuer::from_ca_cert_pem(&ca.cert_pem, ca_key).map_err(err("the CA certificate does not parse"))?;
-    let ca_end = cert_not_after(&ca.cert_pem)?;
-    let mut params = CertificateParams::new(names.to_vec()).map_err(err("serving certificate names"))?;
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params.distinguished_name.push(
-        DnType::CommonName,
-        names.first().map_or("localhost", String::as_str),
-    );
-    params.not_before = not_before;
-    params.not_after = not_after.min(OffsetDateTime::from_unix_timestamp(ca_end).unwrap_or(not_after));
-    params.key_usages = LEAF_KEY_USAGES.to_vec();
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.use_authority_key_identifier_extension = true;
-    let key = KeyPair::generate().map_err(err("generating the serving key"))?;
-    let leaf = params
-        .signed_by(&key, &issuer)
-        .map_err(err("signing the serving certificate"))?;
-    Ok(LeafMaterial {
-        chain_pem: format!("{}{}", leaf.pem(), ca.cert_pem),
-        key_pem: key.serialize_pem(),
-        not_after: params.not_after.unix_timestamp(),
-    })
+) -> Result<LeafMaterial, PkiError> {
+    let common_name = names.first().map_or("localhost", String::as_str);
+    SigningCa::new(ca)?.issue(names, common_name, not_before, not_after)
 }
 
-/// The notAfter (Unix seconds) of the first certificate in `pem`.
-pub fn cert_not_after(pem: &str) -> Result<i64, String> {
-    let der = CertificateDer::from_pem_slice(pem.as_bytes())
-        .map_err(|e| format!("certificate PEM does not parse: {e}"))?;
-    crate::tls::cert_info(&der).map(|i| i.not_after)
+/// A CA parsed once, ready to issue serving certificates (the server's self-signed mode issues
+/// again from the same CA at half of each certificate's validity).
+pub struct SigningCa {
+    material: CaMaterial,
+    issuer: Issuer<'static, KeyPair>,
+    not_after: i64,
 }
 
-/// The DER certificates of a PEM bundle, in order (blocks that are not certificates are skipped;
-/// a malformed block is an error).
-pub fn pem_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    CertificateDer::pem_slice_iter(pem.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("certificate PEM does not parse: {e}"))
+impl std::fmt::Debug for SigningCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningCa")
+            .field("not_after", &self.not_after)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningCa {
+    /// Parses the CA's key and certificate.
+    pub fn new(ca: &CaMaterial) -> Result<Self, PkiError> {
+        let key = KeyPair::from_pem(&ca.key_pem).map_err(PkiError::CaKey)?;
+        let issuer = Issuer::from_ca_cert_pem(&ca.cert_pem, key).map_err(PkiError::CaCertificate)?;
+        let not_after = crate::cert_not_after(&ca.cert_pem)?;
+        Ok(SigningCa {
+            material: ca.clone(),
+            issuer,
+            not_after,
+        })
+    }
+
+    /// The CA certificate, PEM.
+    pub fn cert_pem(&self) -> &str {
+        &self.material.cert_pem
+    }
+
+    /// The CA's notAfter, Unix seconds.
+    pub fn not_after(&self) -> i64 {
+        self.not_after
+    }
+
+    /// Issues a serving certificate for `names` (DNS names or IP addresses) named
+    /// `common_name`, valid from `not_before` to `not_after` but never beyond the CA.
+    pub fn issue(
+        &self,
+        names: &[String],
+        common_name: &str,
+        not_before: OffsetDateTime,
+        not_after: OffsetDateTime,
+    ) -> Result<LeafMaterial, PkiError> {
+        let mut params = CertificateParams::new(names.to_vec()).map_err(PkiError::Names)?;
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(DnType::CommonName, common_name);
+        params.not_before = not_before;
+        params.not_after =
+            not_after.min(OffsetDateTime::from_unix_timestamp(self.not_after).unwrap_or(not_after));
+        params.key_usages = LEAF_KEY_USAGES.to_vec();
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.use_authority_key_identifier_extension = true;
+        let key = KeyPair::generate().map_err(step("generating the serving key"))?;
+        let leaf = params
+            .signed_by(&key, &self.issuer)
+            .map_err(step("signing the serving certificate"))?;
+        Ok(LeafMaterial {
+            chain_pem: format!("{}{}", leaf.pem(), self.material.cert_pem),
+            key_pem: key.serialize_pem(),
+            not_after: params.not_after.unix_timestamp(),
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{cert_info, cert_not_after, pem_certificates};
 
     #[test]
     fn leaf_is_signed_by_the_ca_and_capped_by_it() {
@@ -158,15 +189,11 @@ mod tests {
             cert_not_after(&ca.cert_pem).expect("ca parses"),
             "capped by the CA"
         );
-        let (_, info) =
-            crate::tls::parse_pem_pair(leaf.chain_pem.as_bytes(), leaf.key_pem.as_bytes()).expect("pair");
-        assert_eq!(info.subject, "CN=svc.ns.svc");
         let chain = pem_certificates(&leaf.chain_pem).expect("chain");
         assert_eq!(chain.len(), 2);
-        let (_, cert) = x509_parser::parse_x509_certificate(chain[0].as_ref()).expect("x509");
-        let sans = cert.subject_alternative_name().expect("ext").expect("present");
-        let text = format!("{:?}", sans.value.general_names);
-        assert!(text.contains("svc.ns.svc") && text.contains("127"), "{text}");
+        let info = cert_info(&chain[0]).expect("leaf parses");
+        assert_eq!(info.subject, "CN=svc.ns.svc");
+        assert_eq!(info.names, ["svc.ns.svc", "127.0.0.1"]);
     }
 
     /// The CA's basic constraints and key usage, and the leaf's, as a verifier reads them.
@@ -205,15 +232,28 @@ mod tests {
     }
 
     #[test]
+    fn a_signing_ca_issues_under_the_common_name_it_is_given() {
+        let now = OffsetDateTime::now_utc();
+        let ca = generate_ca("test CA", now, now + time::Duration::days(1)).expect("ca");
+        let signing = SigningCa::new(&ca).expect("parses");
+        assert_eq!(signing.cert_pem(), ca.cert_pem);
+        let names = ["localhost".to_owned(), "x.svc".to_owned()];
+        let leaf = signing
+            .issue(&names, "x.svc", now, now + time::Duration::hours(1))
+            .expect("leaf");
+        let chain = pem_certificates(&leaf.chain_pem).expect("chain");
+        assert_eq!(cert_info(&chain[0]).expect("parses").subject, "CN=x.svc");
+    }
+
+    #[test]
     fn bad_ca_is_an_error_not_a_panic() {
         let now = OffsetDateTime::now_utc();
         let bad = CaMaterial {
             cert_pem: "not a pem".into(),
             key_pem: "nope".into(),
         };
-        let e = issue_leaf(&bad, &["x".into()], now, now)
-            .err()
-            .unwrap_or_default();
-        assert!(e.contains("does not parse"), "{e}");
+        let e = issue_leaf(&bad, &["x".into()], now, now).expect_err("a bad CA fails");
+        assert!(matches!(e, PkiError::CaKey(_)), "{e:?}");
+        assert!(e.to_string().contains("does not parse"), "{e}");
     }
 }
