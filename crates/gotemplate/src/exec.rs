@@ -123,7 +123,7 @@ impl<'t, 'o> State<'t, 'o> {
             Some((pos, ctx)) => format!(
                 "template: {}: executing {} at <{}>: {}",
                 self.tree.location(pos),
-                crate::fmt::quote(name),
+                gocompat::strconv::quote(name),
                 ctx,
                 msg
             ),
@@ -398,7 +398,10 @@ impl<'t, 'o> State<'t, 'o> {
     fn walk_template(&mut self, dot: &Value, node: &'t Node, t: &'t TemplateNode) -> R<()> {
         self.at(At::Node(node));
         let Some(tree) = self.tmpl.trees.get(&t.name) else {
-            return self.errorf(format!("template {} not defined", crate::fmt::quote(&t.name)));
+            return self.errorf(format!(
+                "template {} not defined",
+                gocompat::strconv::quote(&t.name)
+            ));
         };
         if self.depth >= MAX_EXEC_DEPTH {
             return self.errorf(format!("exceeded maximum template depth ({MAX_EXEC_DEPTH})"));
@@ -572,7 +575,7 @@ impl<'t, 'o> State<'t, 'o> {
             Arg::String { text, .. } => Ok(Value::str(text.as_str())),
             _ => self.errorf(format!(
                 "can't evaluate command {}",
-                crate::fmt::quote(&first.to_string())
+                gocompat::strconv::quote(&first.to_string())
             )),
         }
     }
@@ -692,7 +695,10 @@ impl<'t, 'o> State<'t, 'o> {
             None => match builtins().get(name) {
                 Some(f) => (f, true),
                 None => {
-                    return self.errorf(format!("{} is not a defined function", crate::fmt::quote(name)));
+                    return self.errorf(format!(
+                        "{} is not a defined function",
+                        gocompat::strconv::quote(name)
+                    ));
                 }
             },
         };

@@ -141,9 +141,9 @@ impl std::fmt::Display for Item<'_> {
             _ => {
                 if self.val.len() > 10 {
                     let head: String = self.val.chars().take(10).collect();
-                    write!(f, "{}...", crate::fmt::quote(&head))
+                    write!(f, "{}...", gocompat::strconv::quote(&head))
                 } else {
-                    f.write_str(&crate::fmt::quote(&self.val))
+                    f.write_str(&gocompat::strconv::quote(&self.val))
                 }
             }
         }
@@ -745,13 +745,13 @@ impl<'a> Lexer<'a> {
     fn lex_number(&mut self) -> Option<State> {
         if !self.scan_number() {
             let t = self.input.get(self.start..self.pos).unwrap_or("").to_string();
-            return self.errorf(format!("bad number syntax: {}", crate::fmt::quote(&t)));
+            return self.errorf(format!("bad number syntax: {}", gocompat::strconv::quote(&t)));
         }
         let sign = self.peek();
         if sign == '+' || sign == '-' {
             if !self.scan_number() || !self.input.get(..self.pos).unwrap_or("").ends_with('i') {
                 let t = self.input.get(self.start..self.pos).unwrap_or("").to_string();
-                return self.errorf(format!("bad number syntax: {}", crate::fmt::quote(&t)));
+                return self.errorf(format!("bad number syntax: {}", gocompat::strconv::quote(&t)));
             }
             return self.emit(ItemType::Complex);
         }

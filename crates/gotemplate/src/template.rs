@@ -220,7 +220,7 @@ impl Template {
                     name: name.to_string(),
                     message: format!(
                         "template: {name}: {} is an incomplete or empty template",
-                        crate::fmt::quote(name)
+                        gocompat::strconv::quote(name)
                     ),
                     kind: ExecErrorKind::Template,
                 });
@@ -229,8 +229,8 @@ impl Template {
                 name: name.to_string(),
                 message: format!(
                     "template: no template {} associated with template {}",
-                    crate::fmt::quote(name),
-                    crate::fmt::quote(&self.name)
+                    gocompat::strconv::quote(name),
+                    gocompat::strconv::quote(&self.name)
                 ),
                 kind: ExecErrorKind::Template,
             });

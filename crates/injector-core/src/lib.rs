@@ -10,6 +10,7 @@ pub mod decision;
 pub mod explain;
 pub mod gate;
 pub mod ignored_annotations;
+pub mod kube_names;
 pub mod mistakes;
 pub mod object;
 pub mod selector;

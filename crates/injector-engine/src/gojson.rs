@@ -90,38 +90,6 @@ pub fn write_sorted_object(
     out.push('}');
 }
 
-/// A float64 printed with Go's `%v` (`fmt.Sprint`): the shortest digits that read back the same,
-/// in `e` notation when the decimal exponent is below -4 or at least 6, as `%g` does with shortest
-/// precision (`1e+06`, `123456`, `1.5`, `1e-05`).
-pub fn format_float_v(value: f64) -> String {
-    if value.is_nan() {
-        return "NaN".to_owned();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 {
-            "+Inf".to_owned()
-        } else {
-            "-Inf".to_owned()
-        };
-    }
-    if value == 0.0 {
-        return if value.is_sign_negative() {
-            "-0".to_owned()
-        } else {
-            "0".to_owned()
-        };
-    }
-    let scientific = format!("{value:e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((scientific.as_str(), "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if !(-4..6).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
-    } else {
-        format!("{value}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -144,25 +112,6 @@ mod tests {
             to_string(&value),
             r#""a\u003cb\u003e\u0026c\u2028\n\t\u0001\b\f\"\\é""#
         );
-    }
-
-    #[test]
-    fn floats_print_like_go_sprint() {
-        let cases = [
-            (1e6, "1e+06"),
-            (123456.0, "123456"),
-            (1.5, "1.5"),
-            (1e-5, "1e-05"),
-            (0.0001, "0.0001"),
-            (1.28, "1.28"),
-            (1234567.0, "1.234567e+06"),
-            (-2.5e-7, "-2.5e-07"),
-            (1e21, "1e+21"),
-            (0.0, "0"),
-        ];
-        for (value, expected) in cases {
-            assert_eq!(format_float_v(value), expected, "{value}");
-        }
     }
 
     #[test]

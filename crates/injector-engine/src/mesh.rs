@@ -335,117 +335,7 @@ fn check_field(kind: Kind, value: &Value) -> Result<Value, String> {
 /// mesh YAML with the legacy `jsonpb`, which parses durations with Go's `time.ParseDuration`: so
 /// `1m`, `1h30m`, `500ms` and `-1.5s` are all accepted, as well as protobuf's own `45s`/`0.5s`.
 pub fn parse_duration(text: &str) -> Result<i128, String> {
-    go_parse_duration(text).map(i128::from)
-}
-
-/// Go's `time.ParseDuration`: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+`, or `0`; the error is Go's.
-fn go_parse_duration(text: &str) -> Result<i64, String> {
-    const LIMIT: u64 = 1 << 63;
-    let quoted = |t: &str| {
-        let mut out = String::new();
-        gojson::write_string(&mut out, t);
-        out
-    };
-    let invalid = || format!("time: invalid duration {}", quoted(text));
-    let (negative, mut rest) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if rest == "0" {
-        return Ok(0);
-    }
-    if rest.is_empty() {
-        return Err(invalid());
-    }
-    let mut total: u64 = 0;
-    while !rest.is_empty() {
-        if !(rest.starts_with('.') || rest.as_bytes()[0].is_ascii_digit()) {
-            return Err(invalid());
-        }
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let whole: u64 = if digits == 0 {
-            0
-        } else {
-            rest[..digits].parse().map_err(|_| invalid())?
-        };
-        rest = &rest[digits..];
-        let (mut fraction, mut scale, mut has_fraction) = (0u64, 1f64, false);
-        if let Some(after) = rest.strip_prefix('.') {
-            let count = after.bytes().take_while(u8::is_ascii_digit).count();
-            let mut overflow = false;
-            for digit in after[..count].bytes() {
-                if overflow {
-                    continue;
-                }
-                if fraction > (LIMIT - 1) / 10 {
-                    overflow = true;
-                    continue;
-                }
-                let next = fraction * 10 + u64::from(digit - b'0');
-                if next > LIMIT {
-                    overflow = true;
-                    continue;
-                }
-                fraction = next;
-                scale *= 10.0;
-            }
-            has_fraction = count > 0;
-            rest = &after[count..];
-        }
-        if digits == 0 && !has_fraction {
-            return Err(invalid());
-        }
-        let unit_len = rest
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        if unit_len == 0 {
-            return Err(format!("time: missing unit in duration {}", quoted(text)));
-        }
-        let unit_name = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        let unit: u64 = match unit_name {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => {
-                return Err(format!(
-                    "time: unknown unit {} in duration {}",
-                    quoted(unit_name),
-                    quoted(text)
-                ));
-            }
-        };
-        if whole > LIMIT / unit {
-            return Err(invalid());
-        }
-        let mut value = whole * unit;
-        if fraction > 0 {
-            // Go computes the fractional part in float64, as here.
-            #[allow(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                clippy::cast_precision_loss
-            )]
-            let part = (fraction as f64 * (unit as f64 / scale)) as u64;
-            value = value
-                .checked_add(part)
-                .filter(|v| *v <= LIMIT)
-                .ok_or_else(invalid)?;
-        }
-        total = total
-            .checked_add(value)
-            .filter(|t| *t <= LIMIT)
-            .ok_or_else(invalid)?;
-    }
-    if negative {
-        // -(1 << 63) is the smallest Duration.
-        return Ok(0i64.wrapping_sub_unsigned(total));
-    }
-    i64::try_from(total).map_err(|_| invalid())
+    gocompat::duration::parse(text).map(i128::from)
 }
 
 /// Istio's `protoToJSON` of a ProxyConfig for the `PROXY_CONFIG` env var.
@@ -537,49 +427,9 @@ pub fn canonical_duration(text: &str) -> String {
 
 /// Istio's `formatDuration`: a protobuf duration printed like Go's `time.Duration.String()`.
 pub fn go_duration_string(text: &str) -> Option<String> {
-    let nanos = parse_duration(text).ok()?;
-    Some(format_go_duration(nanos))
-}
-
-/// Go's `time.Duration.String()` of a duration in nanoseconds.
-pub fn format_go_duration(nanos: i128) -> String {
-    if nanos == 0 {
-        return "0s".to_owned();
-    }
-    let sign = if nanos < 0 { "-" } else { "" };
-    let n = nanos.abs();
-    if n < 1_000_000_000 {
-        let (unit, scale) = if n < 1_000 {
-            ("ns", 1)
-        } else if n < 1_000_000 {
-            ("µs", 1_000)
-        } else {
-            ("ms", 1_000_000)
-        };
-        return format!("{sign}{}{unit}", trim_fraction(n, scale));
-    }
-    let hours = n / 3_600_000_000_000;
-    let minutes = (n / 60_000_000_000) % 60;
-    let seconds = trim_fraction(n % 60_000_000_000, 1_000_000_000);
-    if hours > 0 {
-        format!("{sign}{hours}h{minutes}m{seconds}s")
-    } else if minutes > 0 {
-        format!("{sign}{minutes}m{seconds}s")
-    } else {
-        format!("{sign}{seconds}s")
-    }
-}
-
-/// `value / scale` with the fraction's trailing zeros trimmed, as Go prints durations.
-fn trim_fraction(value: i128, scale: i128) -> String {
-    let whole = value / scale;
-    let fraction = value % scale;
-    if fraction == 0 {
-        return whole.to_string();
-    }
-    let width = scale.to_string().len() - 1;
-    let digits = format!("{fraction:0width$}");
-    format!("{whole}.{}", digits.trim_end_matches('0'))
+    gocompat::duration::parse(text)
+        .ok()
+        .map(gocompat::duration::format)
 }
 
 fn parse_object(yaml: &str, what: &str) -> Result<Map<String, Value>, MeshError> {

@@ -7,11 +7,9 @@
 //! Rust's address parsers accept and reject the same texts but say nothing of why, so the
 //! parser is Go's, step for step: the same checks in the same order give the same message.
 
-use crate::gojson;
-
 /// Checks `text` as Go's `netip.ParsePrefix` does; the error is Go's message, whole.
 pub fn parse_prefix(text: &str) -> Result<(), String> {
-    prefix(text).map_err(|reason| format!("netip.ParsePrefix({}): {reason}", quote(text)))
+    prefix(text).map_err(|reason| format!("netip.ParsePrefix({}): {reason}", gocompat::strconv::quote(text)))
 }
 
 fn prefix(text: &str) -> Result<(), String> {
@@ -23,7 +21,7 @@ fn prefix(text: &str) -> Result<(), String> {
     if is6 && zoned {
         return Err("IPv6 zones cannot be present in a prefix".to_owned());
     }
-    let bad_bits = || format!("bad bits after slash: {}", quote(bits));
+    let bad_bits = || format!("bad bits after slash: {}", gocompat::strconv::quote(bits));
     // Go's `Atoi` would take a sign or leading zeros; ParsePrefix refuses them first.
     if bits.len() > 1 && !(b'1'..=b'9').contains(&bits.as_bytes()[0]) {
         return Err(bad_bits());
@@ -54,9 +52,14 @@ struct AddrError<'a> {
 
 impl std::fmt::Display for AddrError<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ParseAddr({}): {}", quote(self.input), self.message)?;
+        write!(
+            f,
+            "ParseAddr({}): {}",
+            gocompat::strconv::quote(self.input),
+            self.message
+        )?;
         if let Some(at) = self.at.filter(|at| !at.is_empty()) {
-            write!(f, " (at {})", quote(at))?;
+            write!(f, " (at {})", gocompat::strconv::quote(at))?;
         }
         Ok(())
     }
@@ -236,15 +239,6 @@ fn parse_ipv6(input: &str) -> Result<bool, AddrError<'_>> {
         return Err(fail("the :: must expand to at least one field of zeros"));
     }
     Ok(zone.is_some())
-}
-
-/// Go's `strconv.Quote` for the texts of these messages.
-fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    gojson::write_string(&mut out, text);
-    out.replace("\\u003c", "<")
-        .replace("\\u003e", ">")
-        .replace("\\u0026", "&")
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ pub fn default_container(container: &mut Value) {
 /// `/var/run/secrets/kubernetes.io/serviceaccount`).
 fn is_service_account_token_mount(mount: &Value) -> bool {
     let text = |key: &str| mount.get(key).and_then(Value::as_str).unwrap_or("");
-    text("name").starts_with("kube-api-access-")
+    text("name").starts_with(injector_core::kube_names::TOKEN_VOLUME_PREFIX)
         && text("mountPath") == "/var/run/secrets/kubernetes.io/serviceaccount"
 }
 

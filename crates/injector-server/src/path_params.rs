@@ -121,46 +121,7 @@ pub fn timeout_from_query(query: Option<&str>) -> Option<Duration> {
         .split('&')
         .filter_map(|kv| kv.split_once('='))
         .find(|(k, _)| *k == "timeout")
-        .and_then(|(_, v)| parse_go_duration(v))
-}
-
-/// Parses a non-negative Go `time.Duration` string such as `10s`, `1m30s`, `1.5s`, `250ms`,
-/// `100us`/`100µs`, `5ns`, `2h`. Returns `None` for anything else (including negative values).
-pub fn parse_go_duration(s: &str) -> Option<Duration> {
-    let s = s.strip_prefix('+').unwrap_or(s);
-    if s == "0" {
-        return Some(Duration::ZERO);
-    }
-    if s.is_empty() {
-        return None;
-    }
-    let mut rest = s;
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if num_len == 0 {
-            return None;
-        }
-        let value: f64 = rest[..num_len].parse().ok()?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += value * scale;
-    }
-    Duration::try_from_secs_f64(total).ok()
+        .and_then(|(_, v)| gocompat::duration::parse_non_negative(v))
 }
 
 #[cfg(test)]
@@ -279,23 +240,6 @@ mod tests {
     fn percent_decoding_keeps_invalid_escapes() {
         assert_eq!(percent_decode_path("/a%2Fb%zz%4"), "/a/b%zz%4");
         assert_eq!(percent_decode_path("/plain"), "/plain");
-    }
-
-    #[test]
-    fn go_durations() {
-        assert_eq!(parse_go_duration("10s"), Some(Duration::from_secs(10)));
-        assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_go_duration("1.5s"), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_go_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(parse_go_duration("100us"), Some(Duration::from_micros(100)));
-        assert_eq!(parse_go_duration("100µs"), Some(Duration::from_micros(100)));
-        assert_eq!(parse_go_duration("2h"), Some(Duration::from_secs(7200)));
-        assert_eq!(parse_go_duration("0"), Some(Duration::ZERO));
-        assert_eq!(parse_go_duration(""), None);
-        assert_eq!(parse_go_duration("10"), None);
-        assert_eq!(parse_go_duration("-1s"), None);
-        assert_eq!(parse_go_duration("1x"), None);
-        assert_eq!(parse_go_duration("s"), None);
     }
 
     #[test]

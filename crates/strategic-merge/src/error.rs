@@ -72,7 +72,7 @@ pub enum MergeError {
     /// A key that is not a field of the Go type (Go's `LookupPatchMetadataForStruct`).
     #[error(
         "unable to find api field in struct {type_name} for the json field {}",
-        crate::gojson::go_quote(field)
+        gocompat::strconv::quote(field)
     )]
     FieldNotFound {
         /// Go type name.

@@ -110,37 +110,6 @@ pub(crate) fn go_set_contains(set: &[Value], v: &Value) -> Result<bool, MergeErr
     Ok(false)
 }
 
-/// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)` with a two-digit exponent).
-fn format_float(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    if !f.is_finite() {
-        return if f.is_nan() {
-            "NaN".into()
-        } else if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits, like Go's -1 precision.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
-    } else {
-        let plain = format!("{f}");
-        plain
-    }
-}
-
 /// Go's `fmt` `%v` of a decoded JSON value (maps print with sorted keys).
 pub(crate) fn go_fmt(v: &Value) -> String {
     let mut out = String::new();
@@ -160,7 +129,7 @@ fn write_go(out: &mut String, v: &Value, depth: usize) {
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => match n.as_i64() {
             Some(i) => out.push_str(&i.to_string()),
-            None => out.push_str(&format_float(as_f64(v))),
+            None => out.push_str(&gocompat::fmt::format_float_v(as_f64(v))),
         },
         Value::String(s) => out.push_str(s),
         Value::Array(items) => {
@@ -204,45 +173,6 @@ pub(crate) fn go_fmt_s(v: &Value) -> String {
     }
 }
 
-/// Go's `%q` of a string (`strconv.Quote`). Printability follows Go's `unicode.IsPrint` for ASCII
-/// exactly; beyond ASCII it approximates it (controls, non-ASCII spaces and the common format
-/// characters are escaped; unassigned code points are not known here).
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if go_is_print(c) => out.push(c),
-            c if u32::from(c) < 0x80 => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            c if u32::from(c) < 0x10000 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push_str(&format!("\\U{:08x}", u32::from(c))),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn go_is_print(c: char) -> bool {
-    if c.is_ascii() {
-        return (' '..='~').contains(&c);
-    }
-    let format_char = matches!(
-        u32::from(c),
-        0xAD | 0x61C | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0xFEFF
-            | 0xFFF9..=0xFFFB
-    );
-    !c.is_control() && !c.is_whitespace() && !format_char
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +195,9 @@ mod tests {
         assert_eq!(go_fmt(&json!(1e6)), "1e+06");
         assert_eq!(go_fmt(&json!(100.0)), "100");
         assert_eq!(go_fmt_s(&json!(3)), "%!s(int64=3)");
-        assert_eq!(go_quote("a\"\u{1}é\u{200b}\n"), "\"a\\\"\\x01é\\u200b\\n\"");
+        assert_eq!(
+            gocompat::strconv::quote("a\"\u{1}é\u{200b}\n"),
+            "\"a\\\"\\x01é\\u200b\\n\""
+        );
     }
 }

@@ -350,7 +350,7 @@ pub fn format(c: &Civil, layout: &str) -> String {
 
 /// Go's `time.ParseError`.
 fn parse_error(layout: &str, value: &str, layout_elem: &str, value_elem: &str, msg: &str) -> String {
-    use crate::fmt::quote;
+    use gocompat::strconv::quote;
     if msg.is_empty() {
         format!(
             "parsing time {} as {}: cannot parse {} as {}",
@@ -584,7 +584,7 @@ pub fn parse(layout_in: &str, value_in: &str, loc: &Zone) -> Result<GoTime, Stri
                 return Err(err(
                     "",
                     value,
-                    &format!(": extra text: {}", crate::fmt::quote(value)),
+                    &format!(": extra text: {}", gocompat::strconv::quote(value)),
                 ));
             }
             break;

@@ -3,17 +3,18 @@
 //!
 //! Calendar arithmetic is our own (proleptic Gregorian over the whole `i64` range, as Go's);
 //! time-zone rules come from the system's IANA database through `jiff`. Go layouts
-//! (`2006-01-02T15:04:05Z07:00`) are handled by [`layout`], durations by [`duration`].
+//! (`2006-01-02T15:04:05Z07:00`) are handled by [`layout`], durations by [`gocompat::duration`].
 //!
 //! A [`GoTime`] enters templates as a host [`Object`] of type `time.Time`: it prints as Go's
 //! `Time.String()` (`2024-05-06 07:08:09 +0000 UTC`), marshals to JSON as RFC 3339, and has the
 //! zero-argument methods templates call (`.Year`, `.Unix`, `.UTC`, ...) and `.Format`.
 
-pub mod duration;
 pub mod layout;
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
+
+use gocompat::duration;
 
 use crate::value::{Object, ObjectKind, Value};
 

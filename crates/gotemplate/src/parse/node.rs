@@ -385,7 +385,7 @@ impl fmt::Display for Node {
             Node::Range(b) => write_branch(f, "range", b),
             Node::With(b) => write_branch(f, "with", b),
             Node::Template(t) => {
-                write!(f, "{{{{template {}", crate::fmt::quote(&t.name))?;
+                write!(f, "{{{{template {}", gocompat::strconv::quote(&t.name))?;
                 if let Some(p) = &t.pipe {
                     write!(f, " {p}")?;
                 }

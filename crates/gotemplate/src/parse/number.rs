@@ -40,7 +40,12 @@ pub fn new_number(pos: usize, text: &str, typ: ItemType) -> Result<NumberNode, S
                 .last();
             let (re, im) = match split {
                 Some(i) => (text.get(..i).unwrap_or(""), text.get(i..).unwrap_or("")),
-                None => return Err(format!("illegal number syntax: {}", crate::fmt::quote(text))),
+                None => {
+                    return Err(format!(
+                        "illegal number syntax: {}",
+                        gocompat::strconv::quote(text)
+                    ));
+                }
             };
             let re = strconv::parse_float(re);
             let im = im.strip_suffix('i').and_then(strconv::parse_float);
@@ -81,7 +86,7 @@ pub fn new_number(pos: usize, text: &str, typ: ItemType) -> Result<NumberNode, S
         n.float64 = n.uint64 as f64;
     } else if let Some(f) = strconv::parse_float(text) {
         if !text.contains(['.', 'e', 'E', 'p', 'P']) {
-            return Err(format!("integer overflow: {}", crate::fmt::quote(text)));
+            return Err(format!("integer overflow: {}", gocompat::strconv::quote(text)));
         }
         n.is_float = true;
         n.float64 = f;
@@ -95,7 +100,10 @@ pub fn new_number(pos: usize, text: &str, typ: ItemType) -> Result<NumberNode, S
         }
     }
     if !n.is_int && !n.is_uint && !n.is_float {
-        return Err(format!("illegal number syntax: {}", crate::fmt::quote(text)));
+        return Err(format!(
+            "illegal number syntax: {}",
+            gocompat::strconv::quote(text)
+        ));
     }
     Ok(n)
 }

@@ -225,7 +225,7 @@ impl<'a> Parser<'a, '_> {
         if !tree.root.nodes.iter().all(Node::is_empty_tree) {
             return self.errorf(format!(
                 "template: multiple definition of template {}",
-                crate::fmt::quote(&tree.name)
+                gocompat::strconv::quote(&tree.name)
             ));
         }
         Ok(())
@@ -656,7 +656,7 @@ impl<'a> Parser<'a, '_> {
                 Arg::Bool { .. } | Arg::String { .. } | Arg::Number(_) | Arg::Nil(_) | Arg::Dot(_) => {
                     return self.errorf(format!(
                         "unexpected . after term {}",
-                        crate::fmt::quote(&node.to_string())
+                        gocompat::strconv::quote(&node.to_string())
                     ));
                 }
                 other => Arg::Chain {
@@ -675,7 +675,10 @@ impl<'a> Parser<'a, '_> {
         Ok(Some(match token.typ {
             ItemType::Identifier => {
                 if !(self.has_func)(&token.val) {
-                    return self.errorf(format!("function {} not defined", crate::fmt::quote(&token.val)));
+                    return self.errorf(format!(
+                        "function {} not defined",
+                        gocompat::strconv::quote(&token.val)
+                    ));
                 }
                 Arg::Identifier {
                     pos,
@@ -688,7 +691,7 @@ impl<'a> Parser<'a, '_> {
             ItemType::Variable => {
                 let first = token.val.split('.').next().unwrap_or("");
                 if !self.vars.iter().any(|v| v == first) {
-                    return self.errorf(format!("undefined variable {}", crate::fmt::quote(first)));
+                    return self.errorf(format!("undefined variable {}", gocompat::strconv::quote(first)));
                 }
                 let ident: Vec<String> = token.val.split('.').map(str::to_string).collect();
                 Arg::Variable(VariableNode { pos, ident })

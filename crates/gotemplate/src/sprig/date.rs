@@ -10,9 +10,9 @@
 
 use super::util::str_arg as s;
 use crate::funcs::{ArgType::*, Func, FuncMap};
-use crate::gotime::duration::{self, HOUR, MINUTE, SECOND};
 use crate::gotime::{GoTime, Zone, layout};
 use crate::value::{IntType, Value};
+use gocompat::duration::{self, HOUR, MINUTE, SECOND};
 
 fn time_arg(v: &Value) -> GoTime {
     GoTime::from_value(v).cloned().unwrap_or_else(GoTime::zero)

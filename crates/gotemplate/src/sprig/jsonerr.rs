@@ -7,7 +7,7 @@ fn quote_char(c: char) -> String {
         '\'' => "'\\''".to_string(),
         '"' => "'\"'".to_string(),
         c => {
-            let q = crate::fmt::quote(&c.to_string());
+            let q = gocompat::strconv::quote(&c.to_string());
             format!("'{}'", &q[1..q.len() - 1])
         }
     }

@@ -109,10 +109,10 @@ fn must_compile(re: &str) -> Result<regex::Regex, String> {
 
 /// Go's `quote` helper in `regexp.MustCompile` (backquoted when possible).
 fn go_backquote(s: &str) -> String {
-    if crate::fmt::can_backquote(s) {
+    if gocompat::strconv::can_backquote(s) {
         format!("`{s}`")
     } else {
-        crate::fmt::quote(s)
+        gocompat::strconv::quote(s)
     }
 }
 

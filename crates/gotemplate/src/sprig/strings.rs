@@ -348,7 +348,7 @@ pub fn register(m: &mut FuncMap) {
             let parts: Vec<std::string::String> = a
                 .iter()
                 .filter(|v| !matches!(v, Value::Nil | Value::Missing))
-                .map(|v| crate::fmt::quote(&strval(v)))
+                .map(|v| gocompat::strconv::quote(&strval(v)))
                 .collect();
             ok_str(parts.join(" "))
         }),

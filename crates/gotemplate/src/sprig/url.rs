@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::fmt::quote;
 use crate::funcs::{ArgType::*, Func, FuncMap};
 use crate::value::Value;
+use gocompat::strconv::quote;
 
 /// Go's `net/url` encoding modes (the components with their own escaping rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -57,7 +57,7 @@ pub fn to_int64_e(v: &Value) -> Result<i64, String> {
             None => {
                 return Err(format!(
                     "unable to cast {} of type string to int64",
-                    gofmt::quote(s)
+                    gocompat::strconv::quote(s)
                 ));
             }
         },
@@ -347,9 +347,10 @@ pub fn int_arg(v: &Value) -> i64 {
 /// Go's `encoding/json` string encoding. Runs of ASCII that needs no escaping are copied in one
 /// go; every other character goes through the escaping rules one by one.
 pub fn json_string(out: &mut String, s: &str, escape_html: bool) {
-    let plain = |b: u8| gofmt::is_plain_ascii(b) && !(escape_html && matches!(b, b'<' | b'>' | b'&'));
+    let plain =
+        |b: u8| gocompat::strconv::is_plain_ascii(b) && !(escape_html && matches!(b, b'<' | b'>' | b'&'));
     out.push('"');
-    gofmt::escape_runs(out, s, plain, |out, c| json_escape_char(out, c, escape_html));
+    gocompat::strconv::escape_runs(out, s, plain, |out, c| json_escape_char(out, c, escape_html));
     out.push('"');
 }
 

@@ -15,10 +15,5 @@ mod size;
 pub use counts::{RenderCounts, RenderSource};
 pub use render::{DEFAULT_BUDGET, MAX_SHARE, PER_FAMILY, RenderCache};
 
-/// How ServiceAccount admission names the projected token volume it adds to every pod that
-/// mounts a token: this prefix and five random characters, so every pod of a Deployment has a
-/// volume (and volume mounts) of its own name.
-pub const TOKEN_VOLUME_PREFIX: &str = "kube-api-access-";
-
 #[cfg(test)]
 mod tests;

@@ -36,6 +36,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
+use injector_core::kube_names::TOKEN_VOLUME_PREFIX;
 use serde_json::Value;
 
 /// Functions that, given a string, give it back whole or quoted and otherwise only test whether
@@ -78,7 +79,7 @@ impl StandIn {
 /// Whether a pod's own name may be stood in for: a DNS subdomain (at most 253 characters of
 /// lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit) that
 /// holds neither the stand-in nor the prefix of a token volume's name
-/// ([`super::TOKEN_VOLUME_PREFIX`]: whether a render names one must not depend on
+/// ([`TOKEN_VOLUME_PREFIX`]: whether a render names one must not depend on
 /// the name).
 pub fn can_stand_in(name: &str, stand_in: &StandIn) -> bool {
     let bytes = name.as_bytes();
@@ -89,7 +90,7 @@ pub fn can_stand_in(name: &str, stand_in: &StandIn) -> bool {
         && bytes.last().is_some_and(alphanumeric)
         && bytes.iter().all(|b| alphanumeric(b) || *b == b'-' || *b == b'.')
         && !name.contains(stand_in.as_str())
-        && !name.contains(super::TOKEN_VOLUME_PREFIX)
+        && !name.contains(TOKEN_VOLUME_PREFIX)
 }
 
 /// Watches a render with the stand-in for whether it looked into the stand-in

@@ -37,7 +37,9 @@ use serde_json::Value;
 
 use super::counts::{RenderCounts, RenderSource};
 use super::own_name::{Hole, NameWatch, StandIn, can_stand_in, fill, holes};
-use super::{TOKEN_VOLUME_PREFIX, size};
+use injector_core::kube_names::TOKEN_VOLUME_PREFIX;
+
+use super::size;
 use crate::compiled::CompiledConfig;
 use crate::member::Members;
 use crate::pipeline::{InjectError, Outcome, Request, inject_with};

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use crate::gojson::format_float_v;
+use gocompat::fmt::format_float_v;
 
 /// The annotation overriding the image type for one pod.
 pub const PROXY_IMAGE_TYPE_ANNOTATION: &str = "sidecar.istio.io/proxyImageType";

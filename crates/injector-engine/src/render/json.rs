@@ -70,7 +70,10 @@ pub fn write_go_json(out: &mut String, value: &Value) -> Result<(), String> {
 /// Go's `encoding/json` float64 text.
 pub fn go_json_float(x: f64) -> Result<String, String> {
     if x.is_nan() || x.is_infinite() {
-        return Err(format!("json: unsupported value: {}", gojson::format_float_v(x)));
+        return Err(format!(
+            "json: unsupported value: {}",
+            gocompat::fmt::format_float_v(x)
+        ));
     }
     let abs = x.abs();
     if abs == 0.0 || (1e-6..1e21).contains(&abs) {

@@ -19,27 +19,21 @@
 
 use std::hash::BuildHasher;
 
+use injector_core::kube_names::{RANDOM_SUFFIX_ALPHABET, TOKEN_VOLUME_PREFIX, TOKEN_VOLUME_SUFFIX_LEN};
 use memchr::memmem;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use crate::injector::{AdmissionInput, AdmissionOutcome};
 
-/// The prefix of the token volume's name (`ServiceAccountVolumeName` and a dash).
-const TOKEN_PREFIX: &[u8] = b"kube-api-access-";
-
-/// How many random characters follow the prefix.
-const TOKEN_SUFFIX_LEN: usize = 5;
+/// The prefix of the token volume's name.
+const TOKEN_PREFIX: &[u8] = TOKEN_VOLUME_PREFIX.as_bytes();
 
 /// The length of a token volume's name.
-pub(crate) const TOKEN_NAME_LEN: usize = TOKEN_PREFIX.len() + TOKEN_SUFFIX_LEN;
-
-/// The characters Kubernetes draws random name suffixes from (`k8s.io/apimachinery`'s
-/// `rand.String`: no vowels, no `0`, `1` or `3`).
-const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+pub(crate) const TOKEN_NAME_LEN: usize = TOKEN_PREFIX.len() + TOKEN_VOLUME_SUFFIX_LEN;
 
 /// Stands for the token volume's name in keys and stored outcomes. Its suffix is outside
-/// [`SUFFIX_ALPHABET`], so no generated name is ever the placeholder.
+/// [`RANDOM_SUFFIX_ALPHABET`], so no generated name is ever the placeholder.
 pub(crate) const PLACEHOLDER: TokenName = TokenName(*b"kube-api-access-00000");
 
 /// The name of a pod's ServiceAccount token volume, e.g. `kube-api-access-7xk2p`.
@@ -53,11 +47,11 @@ impl TokenName {
     }
 
     /// `name` if it is a generated token volume name: the prefix, then five characters of
-    /// [`SUFFIX_ALPHABET`].
+    /// [`RANDOM_SUFFIX_ALPHABET`].
     fn parse(name: &str) -> Option<TokenName> {
         let bytes: [u8; TOKEN_NAME_LEN] = name.as_bytes().try_into().ok()?;
         let (prefix, suffix) = bytes.split_at(TOKEN_PREFIX.len());
-        (prefix == TOKEN_PREFIX && suffix.iter().all(|c| SUFFIX_ALPHABET.contains(c)))
+        (prefix == TOKEN_PREFIX && suffix.iter().all(|c| RANDOM_SUFFIX_ALPHABET.contains(c)))
             .then_some(TokenName(bytes))
     }
 }

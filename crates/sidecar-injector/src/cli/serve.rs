@@ -170,7 +170,7 @@ pub enum LogFormatArg {
 }
 
 pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
-    injector_server::path_params::parse_go_duration(text)
+    gocompat::duration::parse_non_negative(text)
         .ok_or_else(|| format!("invalid duration {text:?} (e.g. 25s, 1m)"))
 }
 

@@ -8,7 +8,6 @@ use gotemplate::{IntType, Object, ObjectKind, UintType, Value};
 use serde_json::Value as Json;
 
 use super::RAW_JSON_METHOD;
-use crate::mesh::parse_duration;
 
 /// A protobuf enum type: its Go name and its values.
 #[derive(Debug)]
@@ -110,9 +109,9 @@ impl Wrapper {
     }
 
     /// The duration in nanoseconds (0 when nil or malformed).
-    pub fn nanos(&self) -> i128 {
+    pub fn nanos(&self) -> i64 {
         match &self.json {
-            Some(Json::String(s)) => parse_duration(s).unwrap_or(0),
+            Some(Json::String(s)) => gocompat::duration::parse(s).unwrap_or(0),
             _ => 0,
         }
     }
@@ -131,7 +130,7 @@ impl Wrapper {
 
     fn seconds_nanos(&self) -> (i64, i64) {
         let n = self.nanos();
-        ((n / 1_000_000_000) as i64, (n % 1_000_000_000) as i64)
+        (n / 1_000_000_000, n % 1_000_000_000)
     }
 }
 
@@ -208,7 +207,7 @@ impl Object for Wrapper {
                     (s, n) => format!("seconds:{s} nanos:{n}"),
                 }
             }
-            WrapperKind::String => format!("value:{}", gotemplate::fmt::quote(json.as_str().unwrap_or(""))),
+            WrapperKind::String => format!("value:{}", gocompat::strconv::quote(json.as_str().unwrap_or(""))),
             _ => format!("value:{json}"),
         })
     }
@@ -223,7 +222,7 @@ impl Object for Wrapper {
 
 /// A Go `time.Duration` (prints as `45s`).
 #[derive(Debug)]
-pub struct GoDuration(pub i128);
+pub struct GoDuration(pub i64);
 
 impl Object for GoDuration {
     fn type_name(&self) -> Cow<'_, str> {
@@ -235,10 +234,10 @@ impl Object for GoDuration {
     }
 
     fn string(&self) -> Option<String> {
-        Some(crate::mesh::format_go_duration(self.0))
+        Some(gocompat::duration::format(self.0))
     }
 
     fn to_data(&self) -> Option<Value> {
-        Some(Value::Int(self.0 as i64, IntType::Int64))
+        Some(Value::Int(self.0, IntType::Int64))
     }
 }

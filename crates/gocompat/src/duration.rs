@@ -132,7 +132,7 @@ fn leading_fraction(s: &str) -> (u64, f64, &str) {
 /// Go's `time.ParseDuration`: a signed sequence of decimal numbers with units
 /// (`ns us µs ms s m h`), such as `300ms`, `-1.5h`, `2h45m`; errors read as Go's.
 pub fn parse(orig: &str) -> Result<i64, String> {
-    let invalid = || format!("time: invalid duration {}", crate::fmt::quote(orig));
+    let invalid = || format!("time: invalid duration {}", crate::strconv::quote(orig));
     let mut s = orig;
     let mut neg = false;
     if let Some(c) = s.bytes().next()
@@ -176,7 +176,7 @@ pub fn parse(orig: &str) -> Result<i64, String> {
         if i == 0 {
             return Err(format!(
                 "time: missing unit in duration {}",
-                crate::fmt::quote(orig)
+                crate::strconv::quote(orig)
             ));
         }
         let u = &s[..i];
@@ -184,8 +184,8 @@ pub fn parse(orig: &str) -> Result<i64, String> {
         let Some(unit) = unit(u) else {
             return Err(format!(
                 "time: unknown unit {} in duration {}",
-                crate::fmt::quote(u),
-                crate::fmt::quote(orig)
+                crate::strconv::quote(u),
+                crate::strconv::quote(orig)
             ));
         };
         if v > LIMIT / unit {
@@ -210,6 +210,16 @@ pub fn parse(orig: &str) -> Result<i64, String> {
         return Err(invalid());
     }
     Ok(d as i64)
+}
+
+/// A Go duration that is not negative, as a [`std::time::Duration`] (`10s`, `1m30s`, `250ms`);
+/// `None` for a negative one and for text [`parse`] rejects.
+pub fn parse_non_negative(text: &str) -> Option<std::time::Duration> {
+    if text.starts_with('-') {
+        return None;
+    }
+    let nanos = parse(text).ok()?;
+    u64::try_from(nanos).ok().map(std::time::Duration::from_nanos)
 }
 
 #[cfg(test)]
@@ -241,5 +251,21 @@ mod tests {
         assert_eq!(parse(""), Err("time: invalid duration \"\"".into()));
         assert_eq!(parse("-9223372036854775808ns"), Ok(i64::MIN));
         assert!(parse("9223372036854775808ns").is_err());
+    }
+
+    #[test]
+    fn non_negative_durations_as_std() {
+        use std::time::Duration;
+        assert_eq!(parse_non_negative("10s"), Some(Duration::from_secs(10)));
+        assert_eq!(parse_non_negative("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_non_negative("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_non_negative("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_non_negative("100us"), Some(Duration::from_micros(100)));
+        assert_eq!(parse_non_negative("100µs"), Some(Duration::from_micros(100)));
+        assert_eq!(parse_non_negative("+2h"), Some(Duration::from_secs(7200)));
+        assert_eq!(parse_non_negative("0"), Some(Duration::ZERO));
+        for rejected in ["", "10", "-1s", "-0", "1x", "s", "9223372037s"] {
+            assert_eq!(parse_non_negative(rejected), None, "{rejected}");
+        }
     }
 }
