@@ -6,14 +6,14 @@
 //!
 //! `decide → prepare → render → merge → post-process → patch`
 //!
-//! - [`decide`]: Istio's policy decision; annotation validation ([`decide::validate`]) and
-//!   template selection ([`decide::selection`]);
+//! - `decide`: Istio's policy decision; annotation validation (`decide::validate`) and
+//!   template selection (`decide::selection`);
 //! - [`prepare`]: the pod decoded and checked, and the template data's inputs:
 //!   [`prepare::strip`] (what the templates see of a re-injected pod), [`prepare::owner`] (the
 //!   workload), [`prepare::images`], [`prepare::cluster`] (cluster and network env);
 //! - [`render`]: Istio's template functions and `SidecarTemplateData` as host objects for the
 //!   [`gotemplate`] engine, and the render stage itself ([`render::Render`]);
-//! - [`merge`]: the strategic merge ([`strategic_merge`]) with the Go round trip
+//! - `merge`: the strategic merge ([`strategic_merge`]) with the Go round trip
 //!   ([`normalize`]), and the re-applied user overrides;
 //! - [`post`]: [`post::prometheus`], [`post::probes`], [`post::status`], [`post::reorder`];
 //! - [`patch`]: the answer, an RFC 6902 JSON Patch.
@@ -23,20 +23,20 @@
 //! [`render::Render`] that reuses earlier renders). Around them: [`settings`] (values and mesh
 //! from files or ConfigMaps), [`mesh`] (mesh config and per-pod ProxyConfig: defaults, merging,
 //! validation, `protoToJSON`), [`kube_inject`]; and helpers: [`pod`] (JSON accessors),
-//! [`gojson`] (JSON as Go writes it), [`gotime`] (Kubernetes times), [`netip`] (Go's IP prefix
+//! `gojson` (JSON as Go writes it), `gotime` (Kubernetes times), `netip` (Go's IP prefix
 //! parsing), [`quantity`] (Kubernetes quantities).
 
 pub mod cache;
 pub mod compatibility;
 mod compiled;
-pub mod deadline;
-pub mod decide;
-pub mod gojson;
-pub mod gotime;
+mod deadline;
+mod decide;
+mod gojson;
+mod gotime;
 pub mod kube_inject;
-pub mod merge;
+mod merge;
 pub mod mesh;
-pub mod netip;
+mod netip;
 pub mod normalize;
 pub mod owned_env;
 pub mod patch;

@@ -6,40 +6,40 @@
 //! trust. This crate keeps them right, from watches, without ever touching an admission:
 //!
 //! * [`ca_set`] (pure): the CA Secret's contents and the steps of a CA rotation with overlap;
-//! * [`webhooks`] (pure): which webhook configurations are ours, and the server-side-apply
+//! * `webhooks` (pure): which webhook configurations are ours, and the server-side-apply
 //!   patch of their caBundle;
-//! * [`configmaps`] (pure): the injector and mesh ConfigMaps as the configuration loader's files;
-//! * [`nodes`] (pure): native sidecars `auto` from the kubelet versions;
-//! * [`certificates`]: the CA Secret, each replica's serving certificate, rotation and
+//! * `configmaps` (pure): the injector and mesh ConfigMaps as the configuration loader's files;
+//! * `nodes` (pure): native sidecars `auto` from the kubelet versions;
+//! * `certificates`: the CA Secret, each replica's serving certificate, rotation and
 //!   caBundle patches (leader only);
-//! * [`probe`]: the synthetic admission probe (a dry-run canary pod through the API server,
+//! * `probe`: the synthetic admission probe (a dry-run canary pod through the API server,
 //!   leader only), its classification of failures, metrics and `/readyz` detail;
-//! * [`runtime`]: the watches, the Lease, and the wiring of all of the above;
+//! * `runtime`: the watches, the Lease, and the wiring of all of the above;
 //! * [`client`]: the Kubernetes client (in-cluster, `--kubeconfig`, `KUBECONFIG`);
 //! * [`fleet`]: the reads of `preview` and `outdated`, and `outdated --restart`'s patch;
-//! * [`reads`], [`handshake`], [`doctor_snapshot`], [`live_explain`]: the one-shot reads of live `explain` and
+//! * `reads`, `handshake`, [`doctor_snapshot`], [`live_explain`]: the one-shot reads of live `explain` and
 //!   `doctor` (each failure says which permission it needs), TLS handshakes with loopback
 //!   webhooks only, and the snapshot `doctor`'s pure checks run on.
 //!
 //! The engine and the decision logic never depend on this crate.
 
 pub mod ca_set;
-pub mod certificates;
+mod certificates;
 pub mod client;
-pub mod configmaps;
+mod configmaps;
 pub mod doctor_snapshot;
 pub mod events;
 pub mod fleet;
-pub mod handshake;
+mod handshake;
 pub mod live_explain;
-pub mod nodes;
-pub mod probe;
-pub mod reads;
-pub mod runtime;
-pub mod slim;
-pub mod status;
+mod nodes;
+mod probe;
+mod reads;
+mod runtime;
+mod slim;
+mod status;
 mod watch;
-pub mod webhooks;
+mod webhooks;
 
 pub use certificates::CertificateMode;
 pub use configmaps::ConfigMapNames;

@@ -431,6 +431,7 @@ struct Empty {}
 ///
 /// `version` is the request's; when it is unknown (the body did not decode) the response uses
 /// `admission.k8s.io/v1`.
+#[cfg(test)]
 pub fn encode_response(version: Option<ReviewVersion>, uid: &str, verdict: &Verdict) -> Vec<u8> {
     encode_response_with(version, uid, verdict, &Notes::default())
 }

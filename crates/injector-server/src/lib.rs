@@ -9,13 +9,13 @@
 //! Modelled on the linkerd policy-controller's admission service and kube-rs: a small hyper
 //! service whose errors become responses, never panics.
 //!
-//! * Pure, unit-tested modules: [`admission`] (AdmissionReview v1/v1beta1 decoding and the
-//!   response in Istio's exact shape), [`path_params`] (Istio's `parseInjectEnvs` and the
+//! * Pure, unit-tested modules: `admission` (AdmissionReview v1/v1beta1 decoding and the
+//!   response in Istio's exact shape), `path_params` (Istio's `parseInjectEnvs` and the
 //!   `?timeout=` Go duration).
 //! * Adapters: `server` (tokio-rustls + hyper-util auto builder: HTTP/1.1 and HTTP/2 by ALPN,
 //!   timeouts, connection and admission limits, graceful drain), `handler` (Istio's
 //!   `serveInject` HTTP semantics), `monitoring` (`/metrics`, `/healthz`,
-//!   `/readyz`), [`tls`] (hot-swapped certificate, self-signed CA), [`config_store`]
+//!   `/readyz`), `tls` (hot-swapped certificate, self-signed CA), `config_store`
 //!   (hot-reloaded configuration that keeps the last good one), `watch` (notify + polling),
 //!   `outcome_cache` (bounded LRU of outcomes keyed by the request's bytes, the pod's
 //!   `managedFields` and token volume name taken out).
@@ -80,12 +80,12 @@
 //! # }
 //! ```
 
-pub mod admission;
+mod admission;
 mod body;
 mod budget;
-pub mod ca_files;
-pub mod client_auth;
-pub mod config_store;
+mod ca_files;
+mod client_auth;
+mod config_store;
 mod connections;
 pub mod console;
 mod extension;
@@ -95,14 +95,14 @@ pub mod logging;
 mod metrics;
 mod monitoring;
 mod outcome_cache;
-pub mod path_params;
+mod path_params;
 mod plain_http;
 mod readiness;
 mod review_ids;
 mod server;
 mod shadow;
-pub mod startup;
-pub mod tls;
+mod startup;
+mod tls;
 pub mod trace;
 mod watch;
 

@@ -1,6 +1,6 @@
 //! Istio's webhook path parameters (`parseInjectEnvs`) and the API server's `?timeout=` query.
 //!
-//! Pure functions, no I/O. The path given to [`parse_inject_envs`] must already be
+//! Pure functions, no I/O. The path given to [`parse_inject_envs_with_dropped`] must already be
 //! percent-decoded (Go hands `URL.Path` to Istio, which is decoded); use [`percent_decode_path`].
 
 use std::collections::BTreeMap;
@@ -16,6 +16,7 @@ use std::time::Duration;
 ///   are ignored, an empty value is kept.
 /// * `cluster` maps to `ISTIO_META_CLUSTER_ID`, `net` to `ISTIO_META_NETWORK`; any other key is
 ///   upper-cased.
+#[cfg(test)]
 pub fn parse_inject_envs(path: &str) -> BTreeMap<String, String> {
     parse_inject_envs_with_dropped(path).0
 }

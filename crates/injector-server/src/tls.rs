@@ -362,6 +362,7 @@ const DAY: time::Duration = time::Duration::days(1);
 
 /// Generates (or, with `write_ca` holding a CA valid for 30 more days and its key, reuses) a CA
 /// and issues a serving certificate for `localhost`, `127.0.0.1`, `::1` and `dns_names`.
+#[cfg(test)]
 pub fn self_signed(dns_names: &[String], write_ca: Option<&Path>) -> Result<SelfSignedBundle, Error> {
     SelfSignedCa::load_or_create(write_ca)?.issue(dns_names)
 }
