@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use injector_pki::{self as pki, CaMaterial};
+use injector_pki::{self as pki, CaMaterial, PkiError};
 use time::OffsetDateTime;
 
 /// How far a generated CA's notBefore is set back, for clocks that lag.
@@ -40,6 +40,63 @@ pub const NEXT_KEY: &str = "next-ca.key";
 pub const PREVIOUS_CERT: &str = "previous-ca.crt";
 /// When the retiring CA leaves the bundle (RFC 3339).
 pub const PREVIOUS_RETIRE_AT: &str = "previous-ca.retire-at";
+
+/// Why a CA, or the CA Secret's `data`, cannot be used; a problem in the Secret names its key.
+#[derive(Debug, thiserror::Error)]
+pub enum CaError {
+    /// Generating the CA, reading its PEM, or signing with it failed.
+    #[error(transparent)]
+    Pki(#[from] PkiError),
+    /// The CA's certificate PEM holds no certificate.
+    #[error("no certificate")]
+    NoCertificate,
+    /// The retiring CA's PEM holds no certificate.
+    #[error("no CERTIFICATE block")]
+    NoCertificateBlock,
+    /// The certificate does not parse as X.509.
+    #[error("not X.509: {0}")]
+    NotX509(String),
+    /// The certificate is not a CA.
+    #[error("the certificate is not a CA (basicConstraints CA:FALSE)")]
+    NotACa,
+    /// The private key does not parse.
+    #[error("the key does not parse: {0}")]
+    Key(#[source] rcgen::Error),
+    /// The private key is not the certificate's.
+    #[error("the key does not belong to the certificate")]
+    KeyMismatch,
+    /// A value of the Secret is not text.
+    #[error("data.{0} is not UTF-8 text")]
+    NotUtf8(&'static str),
+    /// A certificate of the Secret is there without its key, or the key without its
+    /// certificate.
+    #[error("data.{present} is present but data.{missing} is missing")]
+    HalfPair {
+        /// The key of the Secret that is there.
+        present: &'static str,
+        /// The key of the Secret that is missing.
+        missing: &'static str,
+    },
+    /// The Secret has no current CA.
+    #[error("data.{CA_CERT} and data.{CA_KEY} are missing")]
+    NoCurrentCa,
+    /// A CA of the Secret (certificate and key) cannot be used.
+    #[error("data.{cert}/data.{key}: {source}")]
+    Pair {
+        /// The certificate's key in the Secret.
+        cert: &'static str,
+        /// The private key's key in the Secret.
+        key: &'static str,
+        /// Why.
+        source: Box<CaError>,
+    },
+    /// The retiring CA's certificate cannot be read.
+    #[error("data.{PREVIOUS_CERT}: {0}")]
+    Previous(#[source] Box<CaError>),
+    /// The retiring CA's retirement time is not an RFC 3339 time.
+    #[error("data.{PREVIOUS_RETIRE_AT}: not an RFC 3339 time: {0}")]
+    RetireAt(#[source] time::error::Parse),
+}
 
 /// One CA with its key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +153,7 @@ impl Default for RotationPolicy {
 
 impl Ca {
     /// Reads a CA from its PEM certificate and key, checking they belong together.
-    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Ca, String> {
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Ca, CaError> {
         let material = CaMaterial {
             cert_pem: cert_pem.to_owned(),
             key_pem: key_pem.to_owned(),
@@ -109,18 +166,17 @@ impl Ca {
             &["check.invalid".to_owned()],
             now,
             now + time::Duration::minutes(1),
-        )
-        .map_err(|e| e.to_string())?;
-        let der = pki::pem_certificates(cert_pem).map_err(|e| e.to_string())?;
-        let leaf = der.first().ok_or("no certificate")?;
-        let (_, cert) =
-            x509_parser::parse_x509_certificate(leaf.as_ref()).map_err(|e| format!("not X.509: {e}"))?;
+        )?;
+        let der = pki::pem_certificates(cert_pem)?;
+        let leaf = der.first().ok_or(CaError::NoCertificate)?;
+        let (_, cert) = x509_parser::parse_x509_certificate(leaf.as_ref())
+            .map_err(|e| CaError::NotX509(e.to_string()))?;
         if !cert.is_ca() {
-            return Err("the certificate is not a CA (basicConstraints CA:FALSE)".to_owned());
+            return Err(CaError::NotACa);
         }
-        let key = rcgen::KeyPair::from_pem(key_pem).map_err(|e| format!("the key does not parse: {e}"))?;
+        let key = rcgen::KeyPair::from_pem(key_pem).map_err(CaError::Key)?;
         if key.public_key_raw() != cert.public_key().subject_public_key.data.as_ref() {
-            return Err("the key does not belong to the certificate".to_owned());
+            return Err(CaError::KeyMismatch);
         }
         Ok(Ca {
             material,
@@ -131,11 +187,11 @@ impl Ca {
     }
 
     /// Generates a CA valid from five minutes ago (clock skew) for `validity`.
-    pub fn generate(now: OffsetDateTime, validity: Duration) -> Result<Ca, String> {
+    pub fn generate(now: OffsetDateTime, validity: Duration) -> Result<Ca, CaError> {
         let not_before = now - BACKDATE;
         let not_after = now + validity;
         let name = format!("sidecar-injector CA {}", now.unix_timestamp());
-        let material = pki::generate_ca(&name, not_before, not_after).map_err(|e| e.to_string())?;
+        let material = pki::generate_ca(&name, not_before, not_after)?;
         Ca::from_pem(&material.cert_pem, &material.key_pem)
     }
 
@@ -151,50 +207,57 @@ impl Ca {
     }
 }
 
-fn first_cert_info(pem: &str) -> Result<pki::CertInfo, String> {
-    let der = pki::pem_certificates(pem).map_err(|e| e.to_string())?;
-    let first = der.first().ok_or("no CERTIFICATE block")?;
-    pki::cert_info(first).map_err(|e| e.to_string())
+fn first_cert_info(pem: &str) -> Result<pki::CertInfo, CaError> {
+    let der = pki::pem_certificates(pem)?;
+    let first = der.first().ok_or(CaError::NoCertificateBlock)?;
+    Ok(pki::cert_info(first)?)
 }
 
-fn text<'a>(data: &'a BTreeMap<String, Vec<u8>>, key: &str) -> Result<Option<&'a str>, String> {
+fn text<'a>(data: &'a BTreeMap<String, Vec<u8>>, key: &'static str) -> Result<Option<&'a str>, CaError> {
     match data.get(key) {
         None => Ok(None),
         Some(bytes) if bytes.is_empty() => Ok(None),
         Some(bytes) => std::str::from_utf8(bytes)
             .map(Some)
-            .map_err(|_| format!("data.{key} is not UTF-8 text")),
+            .map_err(|_| CaError::NotUtf8(key)),
     }
 }
 
 impl CaSet {
     /// Parses the Secret's `data`; every problem names the key.
-    pub fn from_secret_data(data: &BTreeMap<String, Vec<u8>>) -> Result<CaSet, String> {
-        let pair = |cert_key: &str, key_key: &str| -> Result<Option<Ca>, String> {
-            match (text(data, cert_key)?, text(data, key_key)?) {
+    pub fn from_secret_data(data: &BTreeMap<String, Vec<u8>>) -> Result<CaSet, CaError> {
+        let pair = |cert: &'static str, key: &'static str| -> Result<Option<Ca>, CaError> {
+            match (text(data, cert)?, text(data, key)?) {
                 (None, None) => Ok(None),
-                (Some(cert), Some(key)) => Ca::from_pem(cert, key)
-                    .map(Some)
-                    .map_err(|e| format!("data.{cert_key}/data.{key_key}: {e}")),
-                (Some(_), None) => Err(format!(
-                    "data.{cert_key} is present but data.{key_key} is missing"
-                )),
-                (None, Some(_)) => Err(format!(
-                    "data.{key_key} is present but data.{cert_key} is missing"
-                )),
+                (Some(cert_pem), Some(key_pem)) => {
+                    Ca::from_pem(cert_pem, key_pem)
+                        .map(Some)
+                        .map_err(|e| CaError::Pair {
+                            cert,
+                            key,
+                            source: Box::new(e),
+                        })
+                }
+                (Some(_), None) => Err(CaError::HalfPair {
+                    present: cert,
+                    missing: key,
+                }),
+                (None, Some(_)) => Err(CaError::HalfPair {
+                    present: key,
+                    missing: cert,
+                }),
             }
         };
-        let current =
-            pair(CA_CERT, CA_KEY)?.ok_or_else(|| format!("data.{CA_CERT} and data.{CA_KEY} are missing"))?;
+        let current = pair(CA_CERT, CA_KEY)?.ok_or(CaError::NoCurrentCa)?;
         let next = pair(NEXT_CERT, NEXT_KEY)?;
         let previous = match text(data, PREVIOUS_CERT)? {
             None => None,
             Some(cert_pem) => {
-                let info = first_cert_info(cert_pem).map_err(|e| format!("data.{PREVIOUS_CERT}: {e}"))?;
+                let info = first_cert_info(cert_pem).map_err(|e| CaError::Previous(Box::new(e)))?;
                 let retire_at = match text(data, PREVIOUS_RETIRE_AT)? {
                     Some(t) => {
                         OffsetDateTime::parse(t.trim(), &time::format_description::well_known::Rfc3339)
-                            .map_err(|e| format!("data.{PREVIOUS_RETIRE_AT}: not an RFC 3339 time: {e}"))?
+                            .map_err(CaError::RetireAt)?
                             .unix_timestamp()
                     }
                     None => 0,
@@ -240,7 +303,7 @@ impl CaSet {
     }
 
     /// A new set with one freshly generated CA.
-    pub fn generate(now: OffsetDateTime, policy: &RotationPolicy) -> Result<CaSet, String> {
+    pub fn generate(now: OffsetDateTime, policy: &RotationPolicy) -> Result<CaSet, CaError> {
         Ok(CaSet {
             current: Ca::generate(now, policy.ca_validity)?,
             next: None,
@@ -281,7 +344,7 @@ impl CaSet {
         now: OffsetDateTime,
         policy: &RotationPolicy,
         every_webhook_trusts: impl Fn(&str) -> bool,
-    ) -> Result<Option<(CaSet, &'static str)>, String> {
+    ) -> Result<Option<(CaSet, &'static str)>, CaError> {
         let t = now.unix_timestamp();
         if let Some(previous) = &self.previous
             && t >= previous.retire_at
@@ -365,10 +428,12 @@ mod tests {
         let set = CaSet::generate(now, &policy()).expect("set");
         let mut data = set.to_secret_data();
         data.insert(CA_KEY.into(), b"-----BEGIN PRIVATE KEY-----\ngarbage\n".to_vec());
-        let e = CaSet::from_secret_data(&data).err().unwrap_or_default();
+        let e = CaSet::from_secret_data(&data)
+            .expect_err("garbage key")
+            .to_string();
         assert!(e.starts_with("data.ca.crt/data.ca.key:"), "{e}");
         data.remove(CA_KEY);
-        let e = CaSet::from_secret_data(&data).err().unwrap_or_default();
+        let e = CaSet::from_secret_data(&data).expect_err("no key").to_string();
         assert!(e.contains("data.ca.key is missing"), "{e}");
         let other = CaSet::generate(now, &policy()).expect("set");
         let mut mixed = set.to_secret_data();

@@ -42,19 +42,19 @@ pub struct GatherOptions {
 }
 
 /// Gathers everything. `client` is the client, or why there is none (no kubeconfig).
-pub async fn gather(client: Result<Client, String>, options: GatherOptions) -> Snapshot {
+pub async fn gather(client: Result<Client, crate::client::ClientError>, options: GatherOptions) -> Snapshot {
     let now = now();
     let settings = options.settings.clone();
     let client = match client {
         Ok(client) => client,
-        Err(message) => {
+        Err(error) => {
             return Snapshot::unreadable(
                 now,
                 settings,
                 ReadFailure {
                     attempted: "connect to the cluster".into(),
                     kind: ReadFailureKind::NoConfiguration,
-                    message,
+                    message: error.to_string(),
                 },
             );
         }

@@ -81,8 +81,65 @@ pub fn workload_resource(kind: &str) -> Option<Resource> {
     WORKLOADS.iter().copied().find(|r| r.kind == kind)
 }
 
-fn to_json(resource: &Resource, object: DynamicObject) -> Result<Value, String> {
-    let mut value = serde_json::to_value(object).map_err(|e| format!("{}: {e}", resource.plural))?;
+/// Why objects could not be read or patched; each names the resource and, where there is one,
+/// the object.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// The API server's list request could not be made or failed.
+    #[error("listing {plural}: {source}")]
+    List {
+        /// The resource listed.
+        plural: &'static str,
+        /// What kube-rs said.
+        source: Box<kube::Error>,
+    },
+    /// The list request could not be built.
+    #[error("listing {plural}: {source}")]
+    ListRequest {
+        /// The resource listed.
+        plural: &'static str,
+        /// What kube-rs said.
+        source: kube::core::request::Error,
+    },
+    /// An object read does not convert to JSON.
+    #[error("{plural}: {source}")]
+    Decode {
+        /// The resource read.
+        plural: &'static str,
+        /// What serde said.
+        source: serde_json::Error,
+    },
+    /// Reading one object failed.
+    #[error("reading {kind} {namespace}/{name}: {source}")]
+    Get {
+        /// The object's kind.
+        kind: &'static str,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// What kube-rs said.
+        source: Box<kube::Error>,
+    },
+    /// Patching a workload failed.
+    #[error("patching {kind} {namespace}/{name}: {source}")]
+    Patch {
+        /// The workload's kind.
+        kind: &'static str,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// What kube-rs said.
+        source: Box<kube::Error>,
+    },
+}
+
+fn to_json(resource: &Resource, object: DynamicObject) -> Result<Value, FleetError> {
+    let mut value = serde_json::to_value(object).map_err(|source| FleetError::Decode {
+        plural: resource.plural,
+        source,
+    })?;
     if let Some(map) = value.as_object_mut() {
         map.insert("apiVersion".to_owned(), resource.api_version().into());
         map.insert("kind".to_owned(), resource.kind.into());
@@ -95,7 +152,7 @@ pub const PAGE_SIZE: u32 = 250;
 
 /// Every object of `resource`, in every namespace, whole (`status` included: a
 /// PodDisruptionBudget's says how many disruptions it allows), [`PAGE_SIZE`] a page.
-pub async fn list(client: &Client, resource: &Resource) -> Result<Vec<Value>, String> {
+pub async fn list(client: &Client, resource: &Resource) -> Result<Vec<Value>, FleetError> {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource.api_resource());
     let mut objects = Vec::new();
     let mut token: Option<String> = None;
@@ -104,10 +161,10 @@ pub async fn list(client: &Client, resource: &Resource) -> Result<Vec<Value>, St
         if let Some(token) = &token {
             params = params.continue_token(token);
         }
-        let page = api
-            .list(&params)
-            .await
-            .map_err(|e| format!("listing {}: {e}", resource.plural))?;
+        let page = api.list(&params).await.map_err(|source| FleetError::List {
+            plural: resource.plural,
+            source: Box::new(source),
+        })?;
         token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
         for item in page.items {
             objects.push(to_json(resource, item)?);
@@ -132,7 +189,11 @@ pub struct Page {
 
 /// The page of `resource` (every namespace) after `token` (`None`: the first), [`PAGE_SIZE`]
 /// objects at most.
-pub async fn list_page(client: &Client, resource: &Resource, token: Option<&str>) -> Result<Page, String> {
+pub async fn list_page(
+    client: &Client,
+    resource: &Resource,
+    token: Option<&str>,
+) -> Result<Page, FleetError> {
     let mut params = ListParams::default().limit(PAGE_SIZE);
     if let Some(token) = token {
         params = params.continue_token(token);
@@ -140,11 +201,14 @@ pub async fn list_page(client: &Client, resource: &Resource, token: Option<&str>
     let url = <DynamicObject as kube::Resource>::url_path(&resource.api_resource(), None);
     let request = kube::core::Request::new(url)
         .list(&params)
-        .map_err(|e| format!("listing {}: {e}", resource.plural))?;
-    let list: crate::slim::SlimList = client
-        .request(request)
-        .await
-        .map_err(|e| format!("listing {}: {e}", resource.plural))?;
+        .map_err(|source| FleetError::ListRequest {
+            plural: resource.plural,
+            source,
+        })?;
+    let list: crate::slim::SlimList = client.request(request).await.map_err(|source| FleetError::List {
+        plural: resource.plural,
+        source: Box::new(source),
+    })?;
     let objects = list
         .items
         .into_iter()
@@ -170,12 +234,17 @@ pub async fn get(
     resource: &Resource,
     namespace: &str,
     name: &str,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, FleetError> {
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource.api_resource());
     match api.get_opt(name).await {
         Ok(Some(object)) => to_json(resource, object).map(Some),
         Ok(None) => Ok(None),
-        Err(e) => Err(format!("reading {} {namespace}/{name}: {e}", resource.kind)),
+        Err(source) => Err(FleetError::Get {
+            kind: resource.kind,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            source: Box::new(source),
+        }),
     }
 }
 
@@ -185,7 +254,7 @@ pub async fn config_map_key(
     namespace: &str,
     name: &str,
     key: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, FleetError> {
     let config_maps = resource("", "v1", "ConfigMap", "configmaps");
     Ok(get(client, &config_maps, namespace, name).await?.and_then(|cm| {
         cm.pointer(&format!("/data/{key}"))
@@ -201,7 +270,7 @@ pub async fn patch(
     namespace: &str,
     name: &str,
     patch: &Value,
-) -> Result<(), String> {
+) -> Result<(), FleetError> {
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource.api_resource());
     let params = PatchParams {
         field_manager: Some("kubectl-rollout".to_owned()),
@@ -210,5 +279,10 @@ pub async fn patch(
     api.patch(name, &params, &Patch::Strategic(patch))
         .await
         .map(drop)
-        .map_err(|e| format!("patching {} {namespace}/{name}: {e}", resource.kind))
+        .map_err(|source| FleetError::Patch {
+            kind: resource.kind,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            source: Box::new(source),
+        })
 }

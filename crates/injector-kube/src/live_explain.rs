@@ -17,6 +17,33 @@ use serde_json::Value;
 use crate::reads::{get, list};
 use crate::{ConfigMapNames, WebhookSelection};
 
+/// Why `explain` could not read what it explains from the cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// A read failed (forbidden, unreachable, ...): what was attempted and how to check.
+    #[error("{}", explain_failure(.0))]
+    Read(ReadFailure),
+    /// `explain` reads no objects of this kind.
+    #[error("explain cannot read {0} objects")]
+    UnsupportedKind(String),
+    /// The workload does not exist.
+    #[error("{kind} {namespace}/{name} not found")]
+    NotFound {
+        /// Its kind.
+        kind: String,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
+    /// The namespace does not exist.
+    #[error("namespace {0} not found")]
+    NamespaceNotFound(String),
+    /// An object read does not convert to JSON.
+    #[error("{0}")]
+    Decode(#[source] serde_json::Error),
+}
+
 /// The kinds `explain TYPE/NAME` reads, with the names kubectl accepts for them.
 pub const KINDS: &[(&str, &[&str])] = &[
     ("Pod", &["pod", "pods", "po"]),
@@ -39,7 +66,7 @@ pub fn kind_of(text: &str) -> Option<&'static str> {
 }
 
 /// Reads one workload as JSON (with `apiVersion` and `kind`).
-pub async fn workload(client: &Client, kind: &str, namespace: &str, name: &str) -> Result<Value, String> {
+pub async fn workload(client: &Client, kind: &str, namespace: &str, name: &str) -> Result<Value, LiveError> {
     match kind {
         "Pod" => one::<Pod>(client, namespace, name).await,
         "Deployment" => one::<Deployment>(client, namespace, name).await,
@@ -48,11 +75,11 @@ pub async fn workload(client: &Client, kind: &str, namespace: &str, name: &str) 
         "ReplicaSet" => one::<ReplicaSet>(client, namespace, name).await,
         "Job" => one::<Job>(client, namespace, name).await,
         "CronJob" => one::<CronJob>(client, namespace, name).await,
-        other => Err(format!("explain cannot read {other} objects")),
+        other => Err(LiveError::UnsupportedKind(other.to_owned())),
     }
 }
 
-async fn one<K>(client: &Client, namespace: &str, name: &str) -> Result<Value, String>
+async fn one<K>(client: &Client, namespace: &str, name: &str) -> Result<Value, LiveError>
 where
     K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
         + Clone
@@ -63,12 +90,13 @@ where
     let plural = K::plural(&()).into_owned();
     let attempted = format!("get {plural} {namespace}/{name}");
     let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    match get(&api, name, attempted)
-        .await
-        .map_err(|f| explain_failure(&f))?
-    {
-        Some(object) => serde_json::to_value(object).map_err(|e| e.to_string()),
-        None => Err(format!("{} {namespace}/{name} not found", K::kind(&()))),
+    match get(&api, name, attempted).await.map_err(LiveError::Read)? {
+        Some(object) => serde_json::to_value(object).map_err(LiveError::Decode),
+        None => Err(LiveError::NotFound {
+            kind: K::kind(&()).into_owned(),
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }),
     }
 }
 
@@ -90,14 +118,14 @@ pub struct LiveContext {
 }
 
 /// Reads the Namespace `namespace`.
-pub async fn namespace(client: &Client, namespace: &str) -> Result<Value, String> {
+pub async fn namespace(client: &Client, namespace: &str) -> Result<Value, LiveError> {
     let api: Api<Namespace> = Api::all(client.clone());
     match get(&api, namespace, format!("get namespaces {namespace}"))
         .await
-        .map_err(|f| explain_failure(&f))?
+        .map_err(LiveError::Read)?
     {
-        Some(object) => serde_json::to_value(object).map_err(|e| e.to_string()),
-        None => Err(format!("namespace {namespace} not found")),
+        Some(object) => serde_json::to_value(object).map_err(LiveError::Decode),
+        None => Err(LiveError::NamespaceNotFound(namespace.to_owned())),
     }
 }
 
@@ -107,7 +135,7 @@ pub async fn context(
     namespace: Value,
     revision: &str,
     config_namespace: &str,
-) -> Result<LiveContext, String> {
+) -> Result<LiveContext, LiveError> {
     let selection = WebhookSelection::istio(revision);
     let all: Vec<MutatingWebhookConfiguration> = list(
         &Api::all(client.clone()),
@@ -115,7 +143,7 @@ pub async fn context(
         "list mutatingwebhookconfigurations".into(),
     )
     .await
-    .map_err(|f| explain_failure(&f))?;
+    .map_err(LiveError::Read)?;
     let ours: Vec<&MutatingWebhookConfiguration> = all.iter().filter(|c| selection.selects(c)).collect();
     let names = ConfigMapNames::istio(config_namespace, revision);
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), config_namespace);
@@ -125,14 +153,14 @@ pub async fn context(
         format!("get configmaps {config_namespace}/{}", names.injector),
     )
     .await
-    .map_err(|f| explain_failure(&f))?;
+    .map_err(LiveError::Read)?;
     let mesh_configmap = get(
         &configmaps,
         &names.mesh,
         format!("get configmaps {config_namespace}/{}", names.mesh),
     )
     .await
-    .map_err(|f| explain_failure(&f))?;
+    .map_err(LiveError::Read)?;
     Ok(LiveContext {
         namespace,
         webhook_names: ours.iter().filter_map(|c| c.metadata.name.clone()).collect(),

@@ -157,7 +157,7 @@ pub async fn run(client: &kube::Client, report: &Report, plan: &Plan) -> Result<
             let state = match live::get(client, &resource, &owner.namespace, &owner.name).await {
                 Ok(Some(object)) => progress(&object),
                 Ok(None) => Progress::Failed("it was deleted".to_owned()),
-                Err(error) => Progress::Waiting(error),
+                Err(error) => Progress::Waiting(error.to_string()),
             };
             let since = started_at
                 .iter()
