@@ -8,12 +8,15 @@
 //!
 //! Cases that need Istio's own functions and host data (`data_kind`) are parsed with a registry
 //! declaring Istio's function names, and skipped for rendering until the injection engine
-//! provides those functions.
+//! provides those functions. The chart files they read come from Istio's corpus, as the
+//! `istio-corpus` crate finds it (the shared copy, else the pinned Go module's, which lacks the
+//! shared copy's extra settings profiles: the cases reading those then need the shared copy).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gotemplate::{ArgType, Func, FuncMap, Template, Value, sprig};
+use istio_corpus::Corpus;
 
 /// Istio's `InjectionFuncmap` names (<https://github.com/istio/istio/blob/master/pkg/kube/inject/template.go>), declared so the chart templates parse.
 const ISTIO_FUNCS: &[&str] = &[
@@ -47,13 +50,6 @@ const ISTIO_FUNCS: &[&str] = &[
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn shared_dir() -> PathBuf {
-    match std::env::var_os("SIDECAR_INJECTOR_SHARED") {
-        Some(p) => PathBuf::from(p),
-        None => manifest_dir().join("../../../shared"),
-    }
 }
 
 fn istio_stub_funcs() -> FuncMap {
@@ -106,25 +102,50 @@ fn render(template: &str, data: &serde_json::Value, funcs: &FuncMap) -> Outcome 
     }
 }
 
+/// Where an Istio case's template comes from.
+enum TemplateText {
+    /// Its text.
+    Text(String),
+    /// A file (named as the shared reference directory names it) that no corpus at hand has.
+    Missing,
+    /// Nothing usable (no template named, or a config file without that template).
+    Unusable,
+}
+
 /// The text of an Istio case: inline, a chart file (`TrimSpace(file) + "\n"`, as the chart's
-/// ConfigMap holds it), or a template of an injector config YAML. `None` when it needs the
-/// shared directory and that is missing.
-fn istio_template_text(case: &serde_json::Value, shared: &Path, have_shared: bool) -> Option<String> {
+/// ConfigMap holds it), or a template of an injector config YAML.
+fn istio_template_text(case: &serde_json::Value, corpus: Option<&Corpus>) -> TemplateText {
     if let Some(t) = case.get("template").and_then(|v| v.as_str()) {
-        return Some(t.to_string());
+        return TemplateText::Text(t.to_string());
     }
-    if !have_shared {
-        return None;
+    let file = |key: &str| {
+        let name = case.get(key).and_then(|v| v.as_str())?;
+        Some(
+            corpus
+                .and_then(|c| c.shared_path(name))
+                .and_then(|path| std::fs::read_to_string(path).ok()),
+        )
+    };
+    if let Some(text) = file("template_file") {
+        return match text {
+            Some(text) => TemplateText::Text(format!("{}\n", text.trim())),
+            None => TemplateText::Missing,
+        };
     }
-    if let Some(file) = case.get("template_file").and_then(|v| v.as_str()) {
-        let text = std::fs::read_to_string(shared.join(file)).unwrap_or_default();
-        return Some(format!("{}\n", text.trim()));
+    let Some(text) = file("template_config_file") else {
+        return TemplateText::Unusable;
+    };
+    let Some(text) = text else {
+        return TemplateText::Missing;
+    };
+    let Some(name) = case.get("template_name").and_then(|v| v.as_str()) else {
+        return TemplateText::Unusable;
+    };
+    let config: Option<serde_json::Value> = serde_saphyr::from_str(&text).ok();
+    match config.as_ref().and_then(|c| c["templates"][name].as_str()) {
+        Some(t) => TemplateText::Text(t.to_string()),
+        None => TemplateText::Unusable,
     }
-    let file = case.get("template_config_file").and_then(|v| v.as_str())?;
-    let name = case.get("template_name").and_then(|v| v.as_str())?;
-    let text = std::fs::read_to_string(shared.join(file)).ok()?;
-    let config: serde_json::Value = serde_saphyr::from_str(&text).ok()?;
-    config["templates"][name].as_str().map(str::to_string)
 }
 
 fn load_known_failures(path: &Path) -> BTreeMap<String, String> {
@@ -144,14 +165,7 @@ fn load_known_failures(path: &Path) -> BTreeMap<String, String> {
 #[test]
 fn oracle() {
     let dir = manifest_dir().join("tests/oracle");
-    let shared = shared_dir();
-    let have_shared = shared.is_dir();
-    if !have_shared {
-        eprintln!(
-            "shared directory {} not found (set SIDECAR_INJECTOR_SHARED); skipping the cases that need it",
-            shared.display()
-        );
-    }
+    let corpus = istio_corpus::istio_or_skip("gotemplate oracle: the Istio cases reading Istio's chart");
     let known = load_known_failures(&dir.join("known-failures.txt"));
     let sprig_funcs = sprig::funcs();
     let istio_funcs = istio_stub_funcs();
@@ -162,6 +176,7 @@ fn oracle() {
     groups.sort();
 
     let (mut passed, mut failed, mut skipped, mut known_failed) = (0, 0, 0, 0);
+    let mut missing = 0;
     let mut seen = BTreeSet::new();
     let mut stale = vec![];
     for group in groups {
@@ -187,9 +202,14 @@ fn oracle() {
             if data_kind.is_some() {
                 // Istio cases: parse as Go's `inject` template with Istio's function names;
                 // rendering needs the injection engine's functions and host data.
-                let text = match istio_template_text(&case, &shared, have_shared) {
-                    Some(t) => t,
-                    None => {
+                let text = match istio_template_text(&case, corpus.as_ref()) {
+                    TemplateText::Text(t) => t,
+                    TemplateText::Missing => {
+                        missing += 1;
+                        skipped += 1;
+                        continue;
+                    }
+                    TemplateText::Unusable => {
                         skipped += 1;
                         continue;
                     }
@@ -273,4 +293,10 @@ fn oracle() {
     eprintln!("{line}");
     assert_eq!(failed, 0, "oracle cases failed");
     assert!(stale.is_empty(), "known-failures.txt is stale");
+    if let Some(corpus) = corpus.filter(|_| missing > 0) {
+        istio_corpus::shared_missing(&format!(
+            "gotemplate oracle: {missing} Istio cases read files that {} lacks",
+            corpus.describe()
+        ));
+    }
 }

@@ -1,8 +1,7 @@
 //! Round trip through Istio's kube-inject golden files: every document of
-//! every `*.injected` file under
-//! `$SIDECAR_INJECTOR_SHARED/istio/pkg/kube/inject/testdata/inject/` and
-//! `$SIDECAR_INJECTOR_SHARED/istio/istioctl/pkg/kubeinject/testdata/deployment/`
-//! (default `<repo root>/../shared`) is parsed to JSON and printed again; the output
+//! every `*.injected` file under Istio's `pkg/kube/inject/testdata/inject/` and
+//! `istioctl/pkg/kubeinject/testdata/deployment/` (Istio's corpus, as the
+//! `istio-corpus` crate finds it) is parsed to JSON and printed again; the output
 //! must equal the document's text. Istio printed those documents with
 //! `sigs.k8s.io/yaml.Marshal`, so this proves exactness on the very output the
 //! injector must reproduce.
@@ -15,20 +14,13 @@ fn skipped(name: &str) -> bool {
     name.starts_with("hello-openshift")
 }
 
-/// The directories of golden files, if the shared directory is there.
+/// The directories of golden files, if Istio's corpus is at hand.
 fn golden_dirs() -> Option<Vec<PathBuf>> {
-    let shared = match std::env::var_os("SIDECAR_INJECTOR_SHARED") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    };
-    let dirs: Vec<PathBuf> = [
-        "istio/pkg/kube/inject/testdata/inject",
-        "istio/istioctl/pkg/kubeinject/testdata/deployment",
-    ]
-    .iter()
-    .map(|d| shared.join(d))
-    .collect();
-    dirs[0].is_dir().then_some(dirs)
+    let corpus = istio_corpus::istio_or_skip("goyaml: the round trip of Istio's kube-inject goldens")?;
+    Some(vec![
+        corpus.path("pkg/kube/inject/testdata/inject"),
+        corpus.path("istioctl/pkg/kubeinject/testdata/deployment"),
+    ])
 }
 
 /// Split kube-inject output into documents: each ends with a `---` line.
@@ -51,10 +43,6 @@ fn documents(text: &str) -> Vec<String> {
 #[test]
 fn kube_inject_goldens_round_trip() {
     let Some(dirs) = golden_dirs() else {
-        println!(
-            "SKIPPED: Istio's golden files not found; set SIDECAR_INJECTOR_SHARED to the shared directory \
-             (default <repo root>/../shared)"
-        );
         return;
     };
     let mut files: Vec<PathBuf> = dirs
@@ -116,4 +104,5 @@ fn kube_inject_goldens_round_trip() {
          {skipped_files} stale goldens skipped)"
     );
     assert_eq!(failed, 0, "{failed} golden documents differ");
+    assert!(passed > 0, "no golden documents under {dirs:?}");
 }

@@ -4,8 +4,8 @@
 //! order count too).
 //!
 //! Corpora: a rendered Istio sidecar template (which the fast path must accept), every YAML file
-//! and golden `*.injected` output of Istio's tree in the shared corpus (`SIDECAR_INJECTOR_SHARED`,
-//! default `../shared` beside the checkout; skipped with a message when missing), random JSON
+//! and golden `*.injected` output of Istio's corpus (as the `istio-corpus` crate finds it: the
+//! shared copy, else the pinned Go module's; skipped with a message when missing), random JSON
 //! values written as block YAML by `goyaml` (go-yaml v2 style, what `sigs.k8s.io/yaml` writes),
 //! and random values written as nested flow collections (plain or quoted scalars, line breaks).
 
@@ -62,12 +62,6 @@ fn accepts_the_rendered_embedded_default_template() {
     assert_accepted(RENDERED_DEFAULT, "rendered embedded default template");
 }
 
-fn shared() -> PathBuf {
-    std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-}
-
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -85,16 +79,11 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn istio_corpus() {
-    let istio = shared().join("istio");
-    if !istio.is_dir() {
-        eprintln!(
-            "SKIPPED: Istio's corpus not found at {} (set SIDECAR_INJECTOR_SHARED)",
-            istio.display()
-        );
+    let Some(corpus) = istio_corpus::istio_or_skip("yaml_fast: the YAML files of Istio's corpus") else {
         return;
-    }
+    };
     let mut paths = Vec::new();
-    files(&istio, &mut paths);
+    files(&corpus.root, &mut paths);
     let (mut documents, mut accepted, mut bytes, mut accepted_bytes) = (0, 0, 0, 0);
     for path in &paths {
         let Ok(text) = std::fs::read_to_string(path) else {
@@ -114,7 +103,8 @@ fn istio_corpus() {
         }
     }
     eprintln!(
-        "Istio corpus: {} files, fast path accepted {accepted} of {documents} documents ({accepted_bytes} of {bytes} bytes)",
+        "Istio corpus ({}): {} files, fast path accepted {accepted} of {documents} documents ({accepted_bytes} of {bytes} bytes)",
+        corpus.describe(),
         paths.len()
     );
     assert!(

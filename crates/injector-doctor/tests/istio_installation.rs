@@ -1,23 +1,17 @@
 //! `doctor`'s checks on Istio's own installation objects: the MutatingWebhookConfiguration
 //! `istio-sidecar-injector` as Istio installs it (four webhooks by Service `istiod`, from
-//! istioctl's own test data under `$SIDECAR_INJECTOR_SHARED`), Istio's root certificate as
+//! istioctl's own test data in Istio's corpus, as the `istio-corpus` crate finds it), Istio's root certificate as
 //! istiod publishes it (the `istio-ca-root-cert` ConfigMap, `root-cert.pem`: no key is read) and
 //! the `istiod` Service and EndpointSlice.
 
 // Tests report failures by panicking.
 #![allow(clippy::panic, clippy::unwrap_used)]
 
-use std::{collections::BTreeMap, path::PathBuf};
+use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use injector_doctor::{CertificateSource, Settings, Snapshot, Verdict, checks};
 use serde_json::{Value, json};
-
-fn shared() -> PathBuf {
-    std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-}
 
 fn object<T: serde::de::DeserializeOwned>(value: Value) -> T {
     serde_json::from_value(value).unwrap()
@@ -35,14 +29,11 @@ fn ca_pem() -> String {
 
 #[test]
 fn istios_own_webhooks_secret_and_service_are_checked_as_ours() {
-    let path = shared().join("istio/istioctl/pkg/checkinject/testdata/check-inject/default-injector.yaml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "{} not found (set SIDECAR_INJECTOR_SHARED): skipped",
-            path.display()
-        );
+    let Some(corpus) = istio_corpus::istio_or_skip("doctor: Istio's own MutatingWebhookConfiguration") else {
         return;
     };
+    let path = corpus.path("istioctl/pkg/checkinject/testdata/check-inject/default-injector.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (_, mut mwc) = injector_core::yaml::parse_documents(&text).unwrap().remove(0);
     let ca = ca_pem();
     let b64 = base64::engine::general_purpose::STANDARD.encode(&ca);

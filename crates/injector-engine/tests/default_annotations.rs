@@ -2,14 +2,18 @@
 //! reference that Istio's own sidecar template honours: one test per annotation, each rendering the
 //! embedded default with the annotation and asserting its effect.
 //!
-//! Where Istio's chart configuration is available (`SIDECAR_INJECTOR_SHARED`, default `../shared`
-//! beside the checkout), each case is also injected with Istio's own template and chart settings
-//! through the same engine, and the fields the annotation drives must be equal.
+//! Where Istio's chart configuration is available (Istio's corpus, as the `istio-corpus` crate
+//! finds it: the shared copy, else the pinned Go module's), each case is also injected with Istio's
+//! own template and chart settings through the same engine, and the fields the annotation drives
+//! must be equal. Without it the comparison is skipped with a message, or fails under
+//! `SIDECAR_INJECTOR_REQUIRE_CORPUS=1`.
 
 // Tests report failures by panicking.
 #![allow(clippy::panic)]
 
-use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use istio_corpus::Corpus;
 
 use injector_engine::{
     CompiledConfig, Options, Outcome, Request, embedded_settings,
@@ -26,13 +30,14 @@ fn embedded(native: bool) -> CompiledConfig {
     CompiledConfig::new(config, values, mesh, options).expect("the embedded templates parse")
 }
 
-/// Istio's default chart configuration, when the shared corpus is there.
-fn istio(native: bool) -> Option<CompiledConfig> {
-    let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let derived = shared.join("istio/derived");
-    let read = |path: &str| std::fs::read_to_string(derived.join(path)).ok();
+/// Istio's corpus, looked for once (so a missing one is reported once).
+static CORPUS: LazyLock<Option<Corpus>> = LazyLock::new(|| {
+    istio_corpus::istio_or_skip("default_annotations: the comparison with Istio's default chart")
+});
+
+/// Istio's default chart configuration from its corpus, if it loads.
+fn istio(corpus: &Corpus, native: bool) -> Option<CompiledConfig> {
+    let read = |path: &str| corpus.read(&format!("derived/{path}"));
     let config = injector_core::config::parse_injector_config(&read("config/default.yaml")?)
         .ok()?
         .config;
@@ -122,9 +127,16 @@ fn env<'a>(container: &'a Value, name: &str) -> Option<&'a Value> {
 /// Injects `annotations` with the embedded default and, when available, with Istio's template,
 /// and asserts that `fields` gives the same for both (for regular and native sidecars).
 fn same_as_istio(annotations: Value, fields: impl Fn(&Value) -> Value) {
+    // A missing corpus is reported once, where it is looked for.
+    let Some(corpus) = CORPUS.as_ref() else {
+        return;
+    };
     for native in [false, true] {
-        let Some(istio) = istio(native) else {
-            eprintln!("Istio's derived settings not found (set SIDECAR_INJECTOR_SHARED): comparison skipped");
+        let Some(istio) = istio(corpus, native) else {
+            istio_corpus::skip_or_fail(&format!(
+                "default_annotations: Istio's default chart settings in {} do not load",
+                corpus.describe()
+            ));
             return;
         };
         let pod = pod(annotations.clone());

@@ -6,8 +6,15 @@
 //!
 //! Cases that cannot pass yet are listed in `tests/istio-known-failures.txt` with the reason.
 //! A listed case that passes, or a listed name that does not exist, fails the test, so the list
-//! only shrinks. Cases that need the shared dir (`SIDECAR_INJECTOR_SHARED`, default
-//! `<repo root>/../shared`) are skipped, with a message, when it is missing.
+//! only shrinks.
+//!
+//! Istio's files come through the `istio-corpus` crate. The cases that read them, and the
+//! comparison with Go's renders of Istio's golden pods, need the shared copy of Istio's corpus
+//! (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout): their expected outputs
+//! were recorded from its very chart files and settings profiles, which another Istio version
+//! renders differently. The smoke test of the chart's templates on Istio's golden pods runs on
+//! any copy, the pinned Go module's included. Whatever is missing is reported loudly, and fails
+//! the test under `SIDECAR_INJECTOR_REQUIRE_CORPUS=1`.
 
 #![allow(clippy::panic, clippy::unwrap_used)] // a test harness: failing loudly is the point
 
@@ -18,17 +25,11 @@ use std::sync::Arc;
 use gotemplate::Value;
 use injector_engine::render::{self, TemplateInput, sidecar_template_data};
 use injector_engine::{mesh, settings};
+use istio_corpus::Corpus;
 use serde_json::Value as Json;
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn shared_dir() -> PathBuf {
-    match std::env::var_os("SIDECAR_INJECTOR_SHARED") {
-        Some(p) => PathBuf::from(p),
-        None => manifest_dir().join("../../../shared"),
-    }
 }
 
 /// The shared oracle (`ISTIO_ORACLE_DIR` overrides it, e.g. to try a newer one).
@@ -57,17 +58,25 @@ fn yaml_file(path: &Path) -> Result<Json, String> {
     Ok(docs.into_iter().next().map_or(Json::Null, |(_, v)| v))
 }
 
+/// Reads a file the way the oracle's fixtures name it (`istio/<path in the corpus>`).
+fn read_named(corpus: &Corpus, name: &str) -> Result<String, String> {
+    let path = corpus
+        .shared_path(name)
+        .ok_or_else(|| format!("{name}: not a path in Istio's corpus"))?;
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
+}
+
 /// Builds `SidecarTemplateData` from a `kind: sidecar` fixture, as the oracle does.
-fn sidecar_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
-    sidecar_input(fixture, shared).map(sidecar_template_data)
+fn sidecar_data(fixture: &Json, corpus: &Corpus) -> Result<Value, String> {
+    sidecar_input(fixture, corpus).map(sidecar_template_data)
 }
 
 /// The template input of a `kind: sidecar` fixture.
-fn sidecar_input(fixture: &Json, shared: &Path) -> Result<TemplateInput, String> {
+fn sidecar_input(fixture: &Json, corpus: &Corpus) -> Result<TemplateInput, String> {
     let s = |k: &str| fixture.get(k).and_then(Json::as_str).unwrap_or("").to_string();
-    let values_text = std::fs::read_to_string(shared.join(s("valuesFile"))).map_err(|e| e.to_string())?;
+    let values_text = read_named(corpus, &s("valuesFile"))?;
     let values = settings::parse_values(&values_text).map_err(|e| e.to_string())?;
-    let mesh_text = std::fs::read_to_string(shared.join(s("meshFile"))).map_err(|e| e.to_string())?;
+    let mesh_text = read_named(corpus, &s("meshFile"))?;
     let mut mesh_config = settings::parse_mesh(&mesh_text).map_err(|e| e.to_string())?;
     if let Some(overlay) = fixture.get("meshOverlay").and_then(Json::as_str) {
         mesh_config = mesh::apply_mesh_config(overlay, &mesh_config).map_err(|e| e.0)?;
@@ -82,11 +91,11 @@ fn sidecar_input(fixture: &Json, shared: &Path) -> Result<TemplateInput, String>
 }
 
 /// Builds the gateway template input from a `kind: gateway` fixture, as the oracle does.
-fn gateway_data(fixture: &Json, shared: &Path) -> Result<Value, String> {
+fn gateway_data(fixture: &Json, corpus: &Corpus) -> Result<Value, String> {
     let s = |k: &str| fixture.get(k).and_then(Json::as_str).unwrap_or("").to_string();
-    let values_text = std::fs::read_to_string(shared.join(s("valuesFile"))).map_err(|e| e.to_string())?;
+    let values_text = read_named(corpus, &s("valuesFile"))?;
     let values = settings::parse_values(&values_text).map_err(|e| e.to_string())?;
-    let mesh_text = std::fs::read_to_string(shared.join(s("meshFile"))).map_err(|e| e.to_string())?;
+    let mesh_text = read_named(corpus, &s("meshFile"))?;
     let mut mesh_config = settings::parse_mesh(&mesh_text).map_err(|e| e.to_string())?;
     if let Some(overlay) = fixture.get("meshOverlay").and_then(Json::as_str) {
         mesh_config = mesh::apply_mesh_config(overlay, &mesh_config).map_err(|e| e.0)?;
@@ -177,18 +186,25 @@ fn with_values_file(mut fixture: Json, case: &Json) -> Json {
 enum Prepared {
     Run(String, Option<Value>),
     Skip(String),
+    /// The case reads Istio's files, and the shared copy of them is not at hand.
+    NeedsShared,
 }
 
-fn prepare(case: &Json, shared: &Path, have_shared: bool, fixtures: &Path) -> Prepared {
+/// A case's template and data. `corpus` is the shared copy of Istio's corpus, where present: the
+/// expected outputs were recorded from its files.
+fn prepare(case: &Json, corpus: Option<&Corpus>, fixtures: &Path) -> Prepared {
     let text = if let Some(t) = case.get("template").and_then(Json::as_str) {
         t.to_string()
     } else if let Some(file) = case.get("template_config_file").and_then(Json::as_str) {
         // `templates[<template_name>]` of an injector config, verbatim.
-        if !have_shared {
-            return Prepared::Skip("needs the shared dir".into());
-        }
+        let Some(corpus) = corpus else {
+            return Prepared::NeedsShared;
+        };
         let name = case.get("template_name").and_then(Json::as_str).unwrap_or("");
-        match yaml_file(&shared.join(file)) {
+        let Some(path) = corpus.shared_path(file) else {
+            return Prepared::Skip(format!("{file}: not a path in Istio's corpus"));
+        };
+        match yaml_file(&path) {
             Ok(config) => match config
                 .pointer(&format!("/templates/{name}"))
                 .and_then(Json::as_str)
@@ -199,10 +215,10 @@ fn prepare(case: &Json, shared: &Path, have_shared: bool, fixtures: &Path) -> Pr
             Err(e) => return Prepared::Skip(e),
         }
     } else if let Some(file) = case.get("template_file").and_then(Json::as_str) {
-        if !have_shared {
-            return Prepared::Skip("needs the shared dir".into());
-        }
-        match std::fs::read_to_string(shared.join(file)) {
+        let Some(corpus) = corpus else {
+            return Prepared::NeedsShared;
+        };
+        match read_named(corpus, file) {
             Ok(t) => format!("{}\n", t.trim()),
             Err(e) => return Prepared::Skip(format!("{file}: {e}")),
         }
@@ -217,29 +233,29 @@ fn prepare(case: &Json, shared: &Path, have_shared: bool, fixtures: &Path) -> Pr
             Some(Value::from_json(case.get("data").unwrap_or(&Json::Null))),
         ),
         "istio-sidecar" => {
-            if !have_shared {
-                return Prepared::Skip("needs the shared dir".into());
-            }
+            let Some(corpus) = corpus else {
+                return Prepared::NeedsShared;
+            };
             let name = case.get("fixture").and_then(Json::as_str).unwrap_or("");
             let fixture = match yaml_file(&fixtures.join(format!("{name}.yaml"))) {
                 Ok(f) => f,
                 Err(e) => return Prepared::Skip(e),
             };
-            match sidecar_data(&with_values_file(fixture, case), shared) {
+            match sidecar_data(&with_values_file(fixture, case), corpus) {
                 Ok(data) => Prepared::Run(text, Some(data)),
                 Err(e) => Prepared::Run(format!("fixture error: {e}"), None),
             }
         }
         "istio-gateway" => {
-            if !have_shared {
-                return Prepared::Skip("needs the shared dir".into());
-            }
+            let Some(corpus) = corpus else {
+                return Prepared::NeedsShared;
+            };
             let name = case.get("fixture").and_then(Json::as_str).unwrap_or("");
             let fixture = match yaml_file(&fixtures.join(format!("{name}.yaml"))) {
                 Ok(f) => f,
                 Err(e) => return Prepared::Skip(e),
             };
-            match gateway_data(&with_values_file(fixture, case), shared) {
+            match gateway_data(&with_values_file(fixture, case), corpus) {
                 Ok(data) => Prepared::Run(text, Some(data)),
                 Err(e) => Prepared::Run(format!("fixture error: {e}"), None),
             }
@@ -251,17 +267,11 @@ fn prepare(case: &Json, shared: &Path, have_shared: bool, fixtures: &Path) -> Pr
 #[test]
 fn istio_oracle() {
     let dir = oracle_dir();
-    let shared = shared_dir();
-    let have_shared = shared.is_dir();
-    if !have_shared {
-        eprintln!(
-            "shared directory {} not found (set SIDECAR_INJECTOR_SHARED); skipping the cases that need it",
-            shared.display()
-        );
-    }
+    let corpus = istio_corpus::shared_istio();
     let known = load_known_failures(&manifest_dir().join("tests/istio-known-failures.txt"));
 
     let (mut passed, mut failed, mut skipped, mut known_failed) = (0, 0, 0, 0);
+    let mut needs_shared = 0;
     let mut seen = BTreeSet::new();
     let mut stale = vec![];
     // The shared oracle's Istio groups, then this crate's extra group (tests/data/extra/gen.py).
@@ -291,7 +301,12 @@ fn istio_oracle() {
                 error: want.get("error").and_then(Json::as_str).map(str::to_string),
                 phase: want.get("phase").and_then(Json::as_str).map(str::to_string),
             };
-            let got = match prepare(case, &shared, have_shared, &fixtures) {
+            let got = match prepare(case, corpus.as_ref(), &fixtures) {
+                Prepared::NeedsShared => {
+                    needs_shared += 1;
+                    skipped += 1;
+                    continue;
+                }
                 Prepared::Skip(reason) => {
                     if std::env::var_os("ORACLE_VERBOSE").is_some() {
                         eprintln!("skip {name}: {reason}");
@@ -332,6 +347,11 @@ fn istio_oracle() {
         "known failures that are not cases: {unknown:?}"
     );
     assert_eq!(failed, 0, "{failed} oracle cases differ from Go");
+    if needs_shared > 0 {
+        istio_corpus::shared_missing(&format!(
+            "istio_oracle: {needs_shared} cases read Istio's chart files or settings profiles"
+        ));
+    }
 }
 
 /// Rendering time of the sidecar template for the richest fixture (data built per request, as
@@ -339,18 +359,15 @@ fn istio_oracle() {
 #[test]
 #[ignore]
 fn render_timing() {
-    let shared = shared_dir();
-    if !shared.is_dir() {
-        eprintln!("shared directory {} not found; skipping", shared.display());
+    let Some(corpus) = istio_corpus::istio_or_skip("render_timing: Istio's sidecar template") else {
         return;
-    }
-    let file =
-        shared.join("istio/manifests/charts/istio-control/istio-discovery/files/injection-template.yaml");
+    };
+    let file = corpus.path("manifests/charts/istio-control/istio-discovery/files/injection-template.yaml");
     let text = format!("{}\n", std::fs::read_to_string(file).unwrap().trim());
     let template = render::parse_template(&text).unwrap();
     for fixture_name in ["sidecar-hello", "sidecar-annotated"] {
         let fixture = yaml_file(&oracle_dir().join(format!("istio-fixtures/{fixture_name}.yaml"))).unwrap();
-        let input = sidecar_input(&fixture, &shared).unwrap();
+        let input = sidecar_input(&fixture, &corpus).unwrap();
         let n: u32 = 2000;
         template.execute(&sidecar_template_data(input.clone())).unwrap();
         let start = std::time::Instant::now();
@@ -394,12 +411,12 @@ fn pod_templates(doc: &Json) -> Vec<Json> {
 /// golden corpus (default values and mesh), so no field or method the templates reach is missing.
 #[test]
 fn golden_corpus_pods_render() {
-    let shared = shared_dir();
-    if !shared.is_dir() {
-        eprintln!("shared directory {} not found; skipping", shared.display());
+    let Some(corpus) =
+        istio_corpus::istio_or_skip("golden_corpus_pods_render: Istio's chart and golden pods")
+    else {
         return;
-    }
-    let files = shared.join("istio/manifests/charts/istio-control/istio-discovery/files");
+    };
+    let files = corpus.path("manifests/charts/istio-control/istio-discovery/files");
     let templates: Vec<(String, gotemplate::Template)> = [
         "injection-template.yaml",
         "gateway-injection-template.yaml",
@@ -417,8 +434,8 @@ fn golden_corpus_pods_render() {
         "meshFile": "istio/derived/mesh/default.yaml",
         "revision": "default",
     });
-    let corpus = shared.join("istio/pkg/kube/inject/testdata/inject");
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&corpus)
+    let inputs = corpus.path("pkg/kube/inject/testdata/inject");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&inputs)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -442,7 +459,7 @@ fn golden_corpus_pods_render() {
                 }
                 let mut f = fixture.clone();
                 f["pod"] = pod;
-                let data = match sidecar_data(&f, &shared) {
+                let data = match sidecar_data(&f, &corpus) {
                     Ok(d) => d,
                     Err(e) => {
                         // An invalid proxy config annotation: rejected before rendering.
@@ -459,14 +476,18 @@ fn golden_corpus_pods_render() {
             }
         }
     }
-    eprintln!("{rendered} renders, {} errors", errors.len());
+    eprintln!(
+        "{rendered} renders on {}, {} errors",
+        corpus.describe(),
+        errors.len()
+    );
     assert!(errors.is_empty(), "{errors:#?}");
+    assert!(rendered > 0, "no pods rendered from {}", inputs.display());
 }
 
 /// Runs every case of an oracle-style directory (`cases/<group>.json`, `expected/<group>.json`,
 /// `fixtures/`) and returns (passed, failure descriptions).
-fn run_case_dir(dir: &Path, shared: &Path) -> (usize, Vec<String>) {
-    let have_shared = shared.is_dir();
+fn run_case_dir(dir: &Path, corpus: Option<&Corpus>) -> (usize, Vec<String>) {
     let (mut passed, mut failures) = (0, vec![]);
     let mut groups: Vec<PathBuf> = std::fs::read_dir(dir.join("cases"))
         .unwrap()
@@ -479,7 +500,7 @@ fn run_case_dir(dir: &Path, shared: &Path) -> (usize, Vec<String>) {
         let expected = read_json(&dir.join(format!("expected/{group}.json")));
         for case in cases.as_array().unwrap() {
             let name = case["name"].as_str().unwrap();
-            let Prepared::Run(text, data) = prepare(case, shared, have_shared, &dir.join("fixtures")) else {
+            let Prepared::Run(text, data) = prepare(case, corpus, &dir.join("fixtures")) else {
                 continue;
             };
             let got = run(&text, data.as_ref());
@@ -520,7 +541,8 @@ fn extra_oracle_dir() {
         eprintln!("ISTIO_ORACLE_EXTRA not set; skipping");
         return;
     };
-    let (passed, failures) = run_case_dir(&dir, &shared_dir());
+    let corpus = istio_corpus::shared_only("extra_oracle_dir: Istio's chart files the cases read");
+    let (passed, failures) = run_case_dir(&dir, corpus.as_ref());
     eprintln!(
         "{passed} passed, {} failed\n{}",
         failures.len(),
@@ -535,18 +557,15 @@ fn extra_oracle_dir() {
 #[test]
 fn corpus_matches_go() {
     use sha2::Digest;
-    let shared = shared_dir();
-    if !shared.is_dir() {
-        eprintln!(
-            "shared directory {} not found; skipping the corpus comparison",
-            shared.display()
-        );
+    // Go rendered the shared copy's chart files with its settings profiles.
+    let Some(corpus) = istio_corpus::shared_only("corpus_matches_go: Istio's chart and settings profiles")
+    else {
         return;
-    }
+    };
     let data_dir = manifest_dir().join("tests/data/corpus");
     let pods = read_json(&data_dir.join("pods.json"));
     let expected = read_json(&data_dir.join("expected.json"));
-    let files = shared.join("istio/manifests/charts/istio-control/istio-discovery/files");
+    let files = corpus.path("manifests/charts/istio-control/istio-discovery/files");
     let mut templates: BTreeMap<String, gotemplate::Template> = BTreeMap::new();
     let (mut passed, mut failures) = (0, vec![]);
     for row in expected.as_array().unwrap() {
@@ -563,7 +582,7 @@ fn corpus_matches_go() {
             "compliancePolicy": "",
             "pod": pods[s("pod")],
         });
-        let data = sidecar_data(&fixture, &shared).unwrap();
+        let data = sidecar_data(&fixture, &corpus).unwrap();
         let mut out = String::new();
         let error = template.execute_to(&mut out, &data).err().map(|e| e.to_string());
         let digest: String = sha2::Sha256::digest(out.as_bytes())

@@ -25,19 +25,19 @@
 //! The Istio functions named below (`injectPod`, `RunTemplate`, `postProcessPod`, `createPatch`,
 //! …) are in <https://github.com/istio/istio/tree/master/pkg/kube/inject>.
 //!
-//! Every property runs against four injectors: Istio's default chart settings (from the shared
-//! corpus, `SIDECAR_INJECTOR_SHARED`, default `../shared` beside the checkout; skipped with a
-//! message when missing) and our embedded default configuration, each with native sidecars on and
-//! off.
+//! Every property runs against four injectors: Istio's default chart settings (from Istio's
+//! corpus as the `istio-corpus` crate finds it: the shared copy, else the pinned Go module's;
+//! skipped with a message when missing, a failure under `SIDECAR_INJECTOR_REQUIRE_CORPUS=1`) and
+//! our embedded default configuration, each with native sidecars on and off.
 //!
 //! The case count keeps the file under a minute in debug builds on two cores; set
 //! `PROPTEST_CASES` for longer runs (e.g. `PROPTEST_CASES=2000 cargo test --release -p
 //! injector-engine --test properties`), and `PROPERTIES_ISTIO_VALUES` (comma-separated names of
-//! `istio/derived/values/*.json`, default `default`) to add more of Istio's value profiles.
+//! `derived/values/*.json` in the corpus, default `default`; the profiles beyond the default are in
+//! the shared copy only) to add more of Istio's value profiles.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    path::PathBuf,
     sync::LazyLock,
 };
 
@@ -65,12 +65,6 @@ struct Setup {
     cache: RenderCache,
     /// The mesh `defaultConfig.statusPort` (the port rewritten probes point at).
     status_port: i64,
-}
-
-fn shared() -> PathBuf {
-    std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
 }
 
 fn build(name: &str, config: &str, values: &str, mesh: &str, native: bool) -> Setup {
@@ -103,14 +97,17 @@ fn build(name: &str, config: &str, values: &str, mesh: &str, native: bool) -> Se
     }
 }
 
-/// The embedded defaults always; Istio's default chart settings when the shared corpus is there.
+/// The embedded defaults always; Istio's default chart settings when Istio's corpus is at hand.
 static SETUPS: LazyLock<Vec<Setup>> = LazyLock::new(|| {
     let mut setups = Vec::new();
     let (config, values, mesh) = embedded_defaults();
     for native in [true, false] {
         setups.push(build("embedded defaults", config, values, mesh, native));
     }
-    let derived = shared().join("istio/derived");
+    let Some(corpus) = istio_corpus::istio_or_skip("properties: Istio's default chart settings") else {
+        return setups;
+    };
+    let derived = corpus.path("derived");
     let read = |path: &str| std::fs::read_to_string(derived.join(path)).ok();
     // More of Istio's value profiles (`values/<name>.json` with the default config), e.g.
     // `PROPERTIES_ISTIO_VALUES=default,cni-enabled,hold-application` for a longer local run.
@@ -121,7 +118,8 @@ static SETUPS: LazyLock<Vec<Setup>> = LazyLock::new(|| {
                 let values = read(&format!("values/{profile}.json"));
                 assert!(
                     values.is_some(),
-                    "no Istio values profile {profile:?} in {}",
+                    "no Istio values profile {profile:?} in {} (the profiles beyond `default` are in \
+                     the shared copy only)",
                     derived.display()
                 );
                 let Some(values) = values else { continue };
@@ -135,11 +133,10 @@ static SETUPS: LazyLock<Vec<Setup>> = LazyLock::new(|| {
                 }
             }
         }
-        _ => eprintln!(
-            "Istio's derived settings not found at {} (set SIDECAR_INJECTOR_SHARED): the properties run \
-             with the embedded defaults only",
-            derived.display()
-        ),
+        _ => istio_corpus::skip_or_fail(&format!(
+            "properties: Istio's default chart settings are not in {} (derived/config, derived/mesh)",
+            corpus.describe()
+        )),
     }
     setups
 });
@@ -153,6 +150,9 @@ fn cases(default: u32) -> u32 {
 }
 
 fn config(default_cases: u32) -> ProptestConfig {
+    // The injectors are made before any case runs: a missing corpus under
+    // `SIDECAR_INJECTOR_REQUIRE_CORPUS=1` then fails each test once, not in every shrinking step.
+    LazyLock::force(&SETUPS);
     ProptestConfig {
         cases: cases(default_cases),
         // Failures are shrunk and printed; no regression files in the source tree.

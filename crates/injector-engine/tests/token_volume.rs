@@ -4,14 +4,15 @@
 //! injection was blind to that name (`Outcome::Injected::blind_to_token_volume`, which the render
 //! cache tells from what the templates read). This checks the
 //! claim on the real templates: the project's embedded default and, where Istio's chart
-//! configuration is available (`SIDECAR_INJECTOR_SHARED`, default `../shared` beside the
-//! checkout), Istio's own templates, each with and without native sidecars: every injection is
-//! blind, and each name's patch is the first name's patch with the name put in its place.
+//! configuration is available (Istio's corpus, as the `istio-corpus` crate finds it: the shared
+//! copy, else the pinned Go module's), Istio's own templates, each with and without native
+//! sidecars: every injection is blind, and each name's patch is the first name's patch with the
+//! name put in its place. The `custom-template` and `spire-template` configurations are in the
+//! shared copy only; what is missing is reported, and fails under
+//! `SIDECAR_INJECTOR_REQUIRE_CORPUS=1`.
 
 // Tests report failures by panicking.
 #![allow(clippy::panic)]
-
-use std::path::PathBuf;
 
 use injector_engine::{
     CompiledConfig, Options, Outcome, Request,
@@ -42,22 +43,23 @@ fn injectors(native: bool) -> Vec<(String, CompiledConfig)> {
         "embedded default".to_owned(),
         CompiledConfig::new(config, values, mesh, options(native)).expect("the embedded templates parse"),
     )];
-    let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let derived = shared.join("istio/derived");
-    let read = |path: &str| std::fs::read_to_string(derived.join(path)).ok();
+    let Some(corpus) = istio_corpus::istio_or_skip("token_volume: Istio's templates") else {
+        return injectors;
+    };
+    let read = |path: &str| corpus.read(&format!("derived/{path}"));
     let (Some(values), Some(mesh)) = (read("values/default.json"), read("mesh/default.yaml")) else {
-        eprintln!(
-            "Istio's chart configuration not found under {} (set SIDECAR_INJECTOR_SHARED): checking the embedded default only",
-            derived.display()
-        );
+        istio_corpus::skip_or_fail(&format!(
+            "token_volume: Istio's chart configuration is not in {}: checking the embedded default only",
+            corpus.describe()
+        ));
         return injectors;
     };
     let values = parse_values(&values).expect("Istio's values parse");
     let mesh = parse_mesh(&mesh).expect("Istio's mesh config parses");
+    let mut missing = Vec::new();
     for profile in ["default", "custom-template", "spire-template"] {
         let Some(text) = read(&format!("config/{profile}.yaml")) else {
+            missing.push(profile);
             continue;
         };
         let config = injector_core::config::parse_injector_config(&text)
@@ -66,6 +68,13 @@ fn injectors(native: bool) -> Vec<(String, CompiledConfig)> {
         let injector = CompiledConfig::new(config, values.clone(), mesh.clone(), options(native))
             .unwrap_or_else(|e| panic!("Istio's {profile} templates: {e}"));
         injectors.push((format!("Istio's {profile}"), injector));
+    }
+    if !missing.is_empty() {
+        istio_corpus::shared_missing(&format!(
+            "token_volume: Istio's {} configurations are not in {}",
+            missing.join(" and "),
+            corpus.describe()
+        ));
     }
     injectors
 }

@@ -15,8 +15,12 @@
 //! 3. that copy made now, when Go is installed (downloaded through the Go module proxy and
 //!    checked against `tools/istio-webhook/go.sum`).
 //!
-//! With none of them a test calls [`unavailable`]: it says so on the terminal (not captured by
-//! the test harness) and skips, or fails when `SIDECAR_INJECTOR_REQUIRE_CORPUS=1` (as CI sets).
+//! With none of them a test calls [`unavailable`] (or finds the corpus with [`istio_or_skip`]): it
+//! says so on the terminal (not captured by the test harness) and skips, or fails when
+//! `SIDECAR_INJECTOR_REQUIRE_CORPUS=1` (as CI sets). What only the shared copy has (the settings
+//! of Istio's other test profiles, and the chart files whose outputs were recorded from that very
+//! copy) is found with [`shared_only`], and missing it is reported the same way
+//! ([`shared_missing`]).
 
 use std::{
     io::Write,
@@ -65,6 +69,18 @@ impl Corpus {
         self.root.join(relative)
     }
 
+    /// A path as the shared reference directory names it (`istio/<path in the corpus>`, the form
+    /// the template oracle's cases and fixtures use) in this corpus; `None` for a path outside
+    /// `istio/`. The file may not exist (the module's copy lacks some of the shared one's).
+    pub fn shared_path(&self, path: &str) -> Option<PathBuf> {
+        path.strip_prefix("istio/").map(|rest| self.root.join(rest))
+    }
+
+    /// The text of a file `relative` to the corpus root, if it is there.
+    pub fn read(&self, relative: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.join(relative)).ok()
+    }
+
     /// The table of cases: `cases.json` (every case) where there is one, else
     /// `default-profile-cases.json` (the default profile's cases).
     pub fn case_table(&self) -> PathBuf {
@@ -92,6 +108,40 @@ impl Corpus {
 /// installed). `None` when neither is at hand (then call [`unavailable`]).
 pub fn istio() -> Option<Corpus> {
     shared_istio().or_else(module_proxy)
+}
+
+/// Istio's corpus, as [`istio`] finds it; when there is none, [`unavailable`] says so for `what`
+/// (the test, and what it needs the corpus for) and this gives `None`, for the test to skip.
+#[track_caller]
+pub fn istio_or_skip(what: &str) -> Option<Corpus> {
+    let found = istio();
+    if found.is_none() {
+        unavailable(what);
+    }
+    found
+}
+
+/// The shared copy of Istio's corpus, for what only it has: its other settings profiles, and
+/// the files whose outputs were recorded from that very copy (a different Istio version renders
+/// differently). Without it, [`skip_or_fail`] says that `what` needs it, and this gives `None`.
+#[track_caller]
+pub fn shared_only(what: &str) -> Option<Corpus> {
+    let found = shared_istio();
+    if found.is_none() {
+        shared_missing(what);
+    }
+    found
+}
+
+/// `what` needs the shared copy of Istio's corpus, which is not there: [`skip_or_fail`] with
+/// where it was looked for.
+#[track_caller]
+pub fn shared_missing(what: &str) {
+    skip_or_fail(&format!(
+        "{what}: needs the shared copy of Istio's corpus, {}/istio (set SIDECAR_INJECTOR_SHARED); \
+         the module proxy's copy of istio.io/istio does not have it",
+        shared_dir().display()
+    ));
 }
 
 /// The shared copy of Istio's corpus, where present.

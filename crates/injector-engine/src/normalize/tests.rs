@@ -123,17 +123,11 @@ fn hostile_nesting_is_refused_not_overflowed() {
 /// Istio's goldens are Go round-trip output: normalizing them changes nothing.
 #[test]
 fn goldens_are_fixed_points() {
-    let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let dir = shared.join("istio/pkg/kube/inject/testdata/inject");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!(
-            "shared corpus not found at {} (set SIDECAR_INJECTOR_SHARED): skipping",
-            dir.display()
-        );
+    let Some(corpus) = istio_corpus::istio_or_skip("normalize: Istio's goldens as fixed points") else {
         return;
     };
+    let dir = corpus.path("pkg/kube/inject/testdata/inject");
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let (mut checked, mut failures) = (0, Vec::new());
     let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     files.sort();
@@ -175,6 +169,7 @@ fn goldens_are_fixed_points() {
     }
     println!("{} passed, {} failed", checked - failures.len(), failures.len());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(checked > 0, "no goldens in {}", dir.display());
 }
 
 #[test]

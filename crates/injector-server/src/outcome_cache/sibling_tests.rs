@@ -4,7 +4,6 @@
 //! compared with a plain injection of the same pod.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
@@ -18,18 +17,19 @@ use serde_json::{Value, json};
 use super::OutcomeCache;
 use crate::injector::{AdmissionInput, AdmissionOutcome};
 
-/// The configurations: the project's embedded one, and Istio's default chart when the shared
-/// corpus is there.
+/// The configurations: the project's embedded one, and Istio's default chart when Istio's corpus
+/// is at hand (as the `istio-corpus` crate finds it: the shared copy, else the pinned Go
+/// module's; missing, it is reported, and fails under `SIDECAR_INJECTOR_REQUIRE_CORPUS=1`).
 static CONFIGS: LazyLock<Vec<Arc<CompiledConfig>>> = LazyLock::new(|| {
     let (config, values, mesh) = injector_engine::embedded_settings().expect("the embedded settings load");
     let mut configs = vec![Arc::new(
         CompiledConfig::new(config, values, mesh, Options::default()).expect("the embedded templates parse"),
     )];
-    let shared = std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let derived = shared.join("istio/derived");
-    let read = |path: &str| std::fs::read_to_string(derived.join(path)).ok();
+    let Some(corpus) = istio_corpus::istio_or_skip("outcome cache sibling tests: Istio's default chart")
+    else {
+        return configs;
+    };
+    let read = |path: &str| corpus.read(&format!("derived/{path}"));
     if let (Some(config), Some(values), Some(mesh)) = (
         read("config/default.yaml"),
         read("values/default.json"),
@@ -42,6 +42,11 @@ static CONFIGS: LazyLock<Vec<Arc<CompiledConfig>>> = LazyLock::new(|| {
         let mesh = parse_mesh(&mesh).expect("Istio's mesh config parses");
         configs.push(Arc::new(
             CompiledConfig::new(config, values, mesh, Options::default()).expect("Istio's templates parse"),
+        ));
+    } else {
+        istio_corpus::skip_or_fail(&format!(
+            "outcome cache sibling tests: Istio's default chart settings are not in {}",
+            corpus.describe()
         ));
     }
     configs
@@ -196,10 +201,15 @@ fn text(outcome: &AdmissionOutcome) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24),
-        failure_persistence: None,
-        ..ProptestConfig::default()
+    // The configurations are made before any case runs: a missing corpus under
+    // `SIDECAR_INJECTOR_REQUIRE_CORPUS=1` then fails the test once, not in every shrinking step.
+    #![proptest_config({
+        LazyLock::force(&CONFIGS);
+        ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
     })]
 
     #[test]

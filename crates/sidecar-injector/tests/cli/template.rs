@@ -2,15 +2,7 @@
 //! for sprig alone, and `--pod` to render Istio's own injection template with the data the
 //! injector gives a pod.
 
-use std::path::PathBuf;
-
 use crate::util::{Files, run};
-
-fn shared() -> PathBuf {
-    std::env::var("SIDECAR_INJECTOR_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-}
 
 const POD: &str = r#"
 apiVersion: v1
@@ -74,18 +66,22 @@ fn data_from_yaml_still_works() {
 
 /// Istio's own sidecar template, from Istio's chart, renders for a ReplicaSet's pod with
 /// Istio's default chart values and mesh config, and the result is the overlay Istio would merge.
+/// Istio's corpus is found by the `istio-corpus` crate (the shared copy, else the pinned Go
+/// module's).
 #[test]
 fn renders_istios_injection_template_for_a_pod() {
-    let shared = shared();
+    let Some(corpus) = istio_corpus::istio_or_skip("template render: Istio's sidecar template") else {
+        return;
+    };
     let template =
-        shared.join("istio/manifests/charts/istio-control/istio-discovery/files/injection-template.yaml");
-    let values = shared.join("istio/derived/values/default.json");
-    let mesh = shared.join("istio/derived/mesh/default.yaml");
+        corpus.path("manifests/charts/istio-control/istio-discovery/files/injection-template.yaml");
+    let values = corpus.path("derived/values/default.json");
+    let mesh = corpus.path("derived/mesh/default.yaml");
     if !template.exists() || !values.exists() {
-        eprintln!(
-            "Istio's chart not found under {} (set SIDECAR_INJECTOR_SHARED): skipped",
-            shared.display()
-        );
+        istio_corpus::skip_or_fail(&format!(
+            "template render: Istio's sidecar template or default values are not in {}",
+            corpus.describe()
+        ));
         return;
     }
     let files = Files::new();
