@@ -751,7 +751,13 @@ denied() {
   else bad "$what: the message does not match /$pat/"; printf '%s\n' "$out" | head -n 5 | sed 's/^/    /'; fi
 }
 # apply_as KUBECONFIG: server-side apply of stdin as the injector does it (its field manager, forced)
-apply_as() { K --kubeconfig "$1" apply --server-side --force-conflicts --field-manager=sidecar-injector -f -; }
+apply_as() { local kc=$1; shift; K --kubeconfig "$kc" apply --server-side --force-conflicts --field-manager=sidecar-injector "$@" -f -; }
+# policy_denies KUBECONFIG: the webhooks policy denies a dry-run change of the chart's webhook url
+policy_denies() {
+  local out
+  out=$(own "$1" "clientConfig: {url: \"https://127.0.0.1:1/elsewhere\"}" --dry-run=server 2>&1) && return 1
+  grep -q 'may change only webhooks\[\*\]\.clientConfig\.caBundle' <<< "$out"
+}
 for p in "default::perm-default" "opt-out:values-opt-out.yaml:perm-opt-out" "istio:values-istio.yaml:istio-system"; do
   IFS=: read -r pname pvalues pns <<< "$p"
   vargs=(); [ -n "$pvalues" ] && vargs=(-f "$CHART/$pvalues")
@@ -766,6 +772,22 @@ for p in "default::perm-default" "opt-out:values-opt-out.yaml:perm-opt-out" "ist
   check "$pname: a kubeconfig with a token of $pns/$sa only" sa_kubeconfig "$pns" "$sa" "$kc" 10m
   check "$pname: its effective permissions (in $pns, elsewhere, in $on and $off) are exactly tests/permissions/$pname.txt" \
     same_permissions "$pname" "$kc" "$pns" "$on" "$off"
+  mwc=$(K get mutatingwebhookconfigurations -l "app.kubernetes.io/instance=$REL" -o jsonpath='{.items[0].metadata.name}')
+  hook=$(K get mutatingwebhookconfiguration "$mwc" -o jsonpath='{.webhooks[0].name}')
+  own() {   # own KUBECONFIG CLIENT-CONFIG-AND-MORE [APPLY-ARGS...]: apply to the first webhook of the chart's configuration
+    local kc=$1 change=$2; shift 2
+    apply_as "$kc" "$@" <<EOF2
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: $mwc}
+webhooks:
+- name: $hook
+  $change
+EOF2
+  }
+  # The API server loads a new admission policy asynchronously: until the chart's are in force, what
+  # they deny would pass, so wait for a dry run they deny (nothing is changed by it).
+  run "$pname: the chart's admission policies are in force" poll "$WAIT" policy_denies "$kc"
   # What a compromised injector would try first, with the ServiceAccount's own token.
   denied "$pname: it cannot create a Secret (a token Secret, a mesh CA)" 'forbidden.*cannot create resource "secrets"' \
     K --kubeconfig "$kc" -n "$pns" create secret generic e2e-minted --from-literal=k=v
@@ -819,18 +841,6 @@ webhooks:
 - name: hooks.example.com
   clientConfig: {caBundle: "$(base64 -w0 < "$KUBE_CA_FILE")"}
 EOF2
-  mwc=$(K get mutatingwebhookconfigurations -l "app.kubernetes.io/instance=$REL" -o jsonpath='{.items[0].metadata.name}')
-  hook=$(K get mutatingwebhookconfiguration "$mwc" -o jsonpath='{.webhooks[0].name}')
-  own() {   # own KUBECONFIG CLIENT-CONFIG-AND-MORE: apply to the first webhook of the chart's configuration
-    apply_as "$1" <<EOF2
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: $mwc}
-webhooks:
-- name: $hook
-  $2
-EOF2
-  }
   check "$pname: it may set the caBundle of its own webhook $mwc/$hook (what it is for)" \
     own "$kc" "clientConfig: {caBundle: \"$(base64 -w0 < "$KUBE_CA_FILE")\"}"
   denied "$pname: it cannot change its webhook's url (the admission policy)" 'may change only webhooks\[\*\]\.clientConfig\.caBundle' \
