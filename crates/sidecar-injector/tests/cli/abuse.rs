@@ -2,7 +2,7 @@
 //! any peer that can open a connection to the port could make (oversized, lying, slow and
 //! stalled bodies on many connections and on many HTTP/2 streams, slow headers, idle and
 //! handshake floods, deep JSON, huge annotation maps, invalid UTF-8, concurrent near-limit
-//! bodies).
+//! bodies, many distinct workloads each with a big annotation the template reads).
 //!
 //! Each case runs its attack from one peer address (127.0.0.2) and, while it is in flight,
 //! sends normal admissions one after the other from another (127.0.0.1), each on a new
@@ -66,6 +66,16 @@ const PROBE_SPAN: Duration = Duration::from_secs(2);
 /// The attacker's address (loopback, another peer than the probes').
 const ATTACKER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 
+/// The binary under test (`SIDECAR_INJECTOR_BIN`, a release build, or this crate's debug build)
+/// and how many distinct workloads with a 230 KB annotation to send it: 1,000, or 200 to keep a
+/// debug build's run short.
+fn binary_and_distinct_workloads() -> (String, usize) {
+    match std::env::var("SIDECAR_INJECTOR_BIN") {
+        Ok(binary) if !binary.is_empty() => (binary, 1_000),
+        _ => (env!("CARGO_BIN_EXE_sidecar-injector").to_owned(), 200),
+    }
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -93,7 +103,7 @@ impl Served {
         let ca = files.write("ca.pem", "");
         std::fs::remove_file(&ca).expect("the CA file is created by the server");
         let (port, monitoring) = (free_port(), free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_sidecar-injector"))
+        let child = Command::new(binary_and_distinct_workloads().0)
             .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
             .args(["--monitoring-addr", &format!("127.0.0.1:{monitoring}")])
             .args(["--write-ca", &ca, "--log-format", "json"])
@@ -260,6 +270,56 @@ fn pod_of_many_annotations(name: &str, value_len: usize) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "annotations": annotations},
         "spec": {"containers": [{"name": "app", "image": "nginx"}]}})
+}
+
+/// A pod of a workload of its own (its own ReplicaSet) whose `sidecar.istio.io/userVolume`, which
+/// the template reads whole, holds about `bytes` of JSON (emptyDir volumes): every such pod is a
+/// render of its own for the render cache, and a big one.
+fn pod_with_big_user_volume(workload: usize, bytes: usize) -> Value {
+    let volume = json!({"emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}});
+    let entry = format!("\"v00000\":{volume},").len();
+    let volumes: serde_json::Map<String, Value> = (0..bytes / entry)
+        .map(|n| (format!("v{n:05}"), volume.clone()))
+        .collect();
+    let user_volume = serde_json::to_string(&volumes).expect("JSON");
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"generateName": format!("w{workload}-5d8f9c-"),
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("w{workload}-5d8f9c"),
+                "uid": format!("uid-{workload}"), "controller": true}],
+            "annotations": {"sidecar.istio.io/userVolume": user_volume}},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]}})
+}
+
+/// `workloads` distinct workloads whose pods carry a 230 KB annotation the template reads, sent
+/// by `clients` clients one after the other: each is injected (its volumes in its patch), and
+/// the render cache, bounded in bytes, does not grow with them.
+fn distinct_big_workloads(workloads: usize, clients: usize) -> Attack {
+    Box::new(move |s, attackers| {
+        for client in 0..clients {
+            let s = s.clone();
+            attackers.spawn(async move {
+                for workload in (client..workloads).step_by(clients) {
+                    let body = review(
+                        &format!("w{workload}"),
+                        pod_with_big_user_volume(workload, 230_000),
+                    );
+                    let (status, answer) = s.post(&body).await.expect("answered");
+                    assert_eq!(
+                        status,
+                        200,
+                        "workload {workload}: {}",
+                        String::from_utf8_lossy(&answer)
+                    );
+                    let answer: Value = serde_json::from_slice(&answer).expect("a review");
+                    assert_eq!(answer["response"]["allowed"], true, "workload {workload}");
+                    assert_eq!(
+                        answer["response"]["patchType"], "JSONPatch",
+                        "workload {workload}: injected"
+                    );
+                }
+            });
+        }
+    })
 }
 
 /// Writes `bytes` one at a time, `gap` apart; returns when a write fails (the server closed).
@@ -697,6 +757,11 @@ async fn the_server_stays_available_under_attack() {
                     });
                 }
             }),
+            finishes: true,
+        },
+        Case {
+            name: "distinct workloads whose pods carry 230 KB annotations the template reads (1,000; 200 debug)",
+            attack: distinct_big_workloads(binary_and_distinct_workloads().1, 4),
             finishes: true,
         },
         Case {
