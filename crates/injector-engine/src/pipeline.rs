@@ -4,13 +4,13 @@
 //! decide → prepare → render → merge → post-process → patch
 //! ```
 //!
-//! Each stage is one call of one function in its own module: [`crate::decide`] (Istio's policy
+//! Each stage is one call of one function in its own module: the `decide` module (Istio's policy
 //! decision), [`crate::prepare`] (the pod decoded and checked, the template data's inputs, the
-//! templates selected), [`crate::render`] (the templates executed and parsed), [`crate::merge`]
+//! templates selected), [`crate::render`] (the templates executed and parsed), the `merge` module
 //! (the strategic merges and the user's overrides re-applied), [`crate::post`] (Istio's
 //! `postProcessPod`) and [`crate::patch`] (the JSON Patch from the pod as received).
 //!
-//! An injection stops at the request's deadline ([`crate::deadline`]): checked between the stages
+//! An injection stops at the request's deadline (the `deadline` module): checked between the stages
 //! (a template's failure, the deadline's included, is told by the merge), and every few steps
 //! while a template executes.
 //!
@@ -67,7 +67,7 @@ pub struct Request<'a> {
     /// heuristic names it from the pod.
     pub owner: Option<Owner>,
     /// When the caller stops waiting for the answer (the webhook's: the API server's timeout);
-    /// past it the injection stops and is denied ([`crate::deadline`]).
+    /// past it the injection stops and is denied (the `deadline` module).
     pub deadline: Option<std::time::Instant>,
 }
 

@@ -179,7 +179,7 @@ pub async fn list(client: &Client, resource: &Resource) -> Result<Vec<Value>, Fl
 #[derive(Debug)]
 pub struct Page {
     /// The objects, with `apiVersion` and `kind`, without `status` and
-    /// `metadata.managedFields` (never decoded: see [`crate::slim`]).
+    /// `metadata.managedFields` (never decoded: the list is read through the crate's slim list type).
     pub objects: Vec<Value>,
     /// The token of the next page; `None` on the last.
     pub next: Option<String>,

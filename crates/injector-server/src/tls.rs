@@ -265,7 +265,7 @@ impl CertStore {
 
     /// The rustls server configuration: TLS 1.2+, ALPN `h2`/`http/1.1`, certificate resolved
     /// from this store on each handshake; clients verified by `clients` when given (see
-    /// [`crate::client_auth`]).
+    /// the `client_auth` module).
     pub fn server_config(
         &self,
         clients: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,

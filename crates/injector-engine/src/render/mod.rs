@@ -121,7 +121,7 @@ pub fn parse_template_owning(text: &str, owned: Vec<(&'static str, String)>) -> 
 
 /// Executes the injection template `name` (of the configuration; Go's name is always
 /// [`TEMPLATE_NAME`]) on `data`, told to `watch` if given, within its step budget and the deadline
-/// of the injection running on this thread ([`crate::deadline`]). The error is Istio's
+/// of the injection running on this thread (the `deadline` module). The error is Istio's
 /// (`failed to run injection template: ...`), or says which limit stopped the template.
 pub fn execute(
     name: &str,
