@@ -123,6 +123,11 @@ fn read_optional(path: Option<&PathBuf>) -> Result<Option<NamedText>> {
     path.map(|p| read_named(p)).transpose()
 }
 
+/// The byte budget of each side's render cache: the distinct renders a fleet repeats are few and
+/// recur close together (the replicas and revisions of one workload), so a small cache keeps
+/// them while the tool's memory stays flat however many workloads there are.
+const RENDER_CACHE_BYTES: usize = 4 << 20;
+
 /// A loaded configuration: the injector and where its configuration came from.
 pub struct LoadedSide {
     /// The engine.
@@ -174,7 +179,7 @@ pub fn load_side(
     };
     Ok(LoadedSide {
         injector,
-        renders: RenderCache::default(),
+        renders: RenderCache::new(RENDER_CACHE_BYTES),
         origin,
         description,
         warnings: loaded.warnings,
