@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use injector_engine::{CompiledConfig, Options, Outcome, Request};
-use injector_server::admission::{Verdict, decode, encode_response};
+use injector_server::admission::{Notes, Verdict, decode, encode_response_with};
 use libfuzzer_sys::fuzz_target;
 
 fn injector() -> Option<&'static CompiledConfig> {
@@ -24,10 +24,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let response = match decode(data) {
-        Err(error) => encode_response(
+        Err(error) => encode_response_with(
             error.version,
             error.uid.as_deref().unwrap_or(""),
             &Verdict::Deny(error.message),
+            &Notes::default(),
         ),
         Ok(review) => {
             let request = Request {
@@ -40,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
                 Ok(Outcome::Injected { patch, .. }) => Verdict::Patch(patch),
                 Err(error) => Verdict::Deny(error.0),
             };
-            encode_response(Some(review.version), &review.uid, &verdict)
+            encode_response_with(Some(review.version), &review.uid, &verdict, &Notes::default())
         }
     };
     assert!(

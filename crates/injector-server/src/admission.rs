@@ -436,8 +436,8 @@ pub fn encode_response(version: Option<ReviewVersion>, uid: &str, verdict: &Verd
     encode_response_with(version, uid, verdict, &Notes::default())
 }
 
-/// [`encode_response`] with `auditAnnotations` and `warnings` after Istio's fields (none: the
-/// same bytes).
+/// The response AdmissionReview with `auditAnnotations` and `warnings` after Istio's fields
+/// (none: the same bytes as `encode_response`).
 pub fn encode_response_with(
     version: Option<ReviewVersion>,
     uid: &str,

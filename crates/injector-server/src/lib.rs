@@ -80,7 +80,7 @@
 //! # }
 //! ```
 
-mod admission;
+pub mod admission;
 mod body;
 mod budget;
 mod ca_files;
