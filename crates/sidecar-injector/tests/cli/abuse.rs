@@ -48,6 +48,8 @@ const MAX_CONNECTIONS_PER_PEER: usize = 256;
 /// The base of the memory bound for a debug build: the idle process (about 45 MiB) with room
 /// for a debug build's bigger code and data (docs/reliability.md measures the release build's).
 const DEBUG_BASE_MIB: u64 = 96;
+/// The server's default `--render-cache-mib`.
+const RENDER_CACHE_MIB: u64 = 16;
 /// The server's default `--max-concurrent-streams`.
 const STREAMS: u64 = 100;
 /// The memory bound the server states for its flags (docs/reliability.md, "Memory bound"):
@@ -55,7 +57,7 @@ const STREAMS: u64 = 100;
 /// --outcome-cache-mib (8) + the render cache (16).
 const MEMORY_BOUND_KIB: u64 = DEBUG_BASE_MIB * 1024
     + MAX_CONNECTIONS as u64 * (48 + STREAMS * 6)
-    + (if INFLIGHT_MIB > 512 { INFLIGHT_MIB } else { 512 } + 8 + 16) * 1024;
+    + (if INFLIGHT_MIB > 512 { INFLIGHT_MIB } else { 512 } + 8 + RENDER_CACHE_MIB) * 1024;
 /// The median answer time of a normal admission while an attack is in flight.
 const PROBE_MEDIAN_BOUND: Duration = Duration::from_millis(100);
 /// Their p99: generous, for a loaded machine and a debug build; starving the server shows as a
@@ -67,12 +69,12 @@ const PROBE_SPAN: Duration = Duration::from_secs(2);
 const ATTACKER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 
 /// The binary under test (`SIDECAR_INJECTOR_BIN`, a release build, or this crate's debug build)
-/// and how many distinct workloads with a 230 KB annotation to send it: 1,000, or 200 to keep a
-/// debug build's run short.
+/// and how many distinct workloads with a 230 KB annotation to send it: 1,000, or 100 to keep a
+/// debug build's run short (the render cache's budget is reached after about 35).
 fn binary_and_distinct_workloads() -> (String, usize) {
     match std::env::var("SIDECAR_INJECTOR_BIN") {
         Ok(binary) if !binary.is_empty() => (binary, 1_000),
-        _ => (env!("CARGO_BIN_EXE_sidecar-injector").to_owned(), 200),
+        _ => (env!("CARGO_BIN_EXE_sidecar-injector").to_owned(), 100),
     }
 }
 
@@ -86,6 +88,7 @@ fn free_port() -> u16 {
 struct Served {
     child: Child,
     port: u16,
+    monitoring: u16,
     tls: Arc<rustls::ClientConfig>,
 }
 
@@ -138,6 +141,7 @@ impl Served {
         Served {
             child,
             port,
+            monitoring,
             tls: Arc::new(config),
         }
     }
@@ -167,6 +171,18 @@ impl Served {
     /// An attacker's HTTP/1.1 connection, for raw bytes.
     async fn tls(&self) -> std::io::Result<Tls> {
         self.tls_from(ATTACKER, b"http/1.1").await
+    }
+
+    /// The value of the metric `name` (no labels) on the server's `/metrics`.
+    async fn metric(&self, name: &str) -> Option<u64> {
+        let mut tcp = TcpStream::connect(("127.0.0.1", self.monitoring)).await.ok()?;
+        tcp.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            .await
+            .ok()?;
+        let mut out = String::new();
+        tcp.read_to_string(&mut out).await.ok()?;
+        out.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
     }
 
     /// `VmHWM` of the server, in KiB.
@@ -291,34 +307,51 @@ fn pod_with_big_user_volume(workload: usize, bytes: usize) -> Value {
 }
 
 /// `workloads` distinct workloads whose pods carry a 230 KB annotation the template reads, sent
-/// by `clients` clients one after the other: each is injected (its volumes in its patch), and
-/// the render cache, bounded in bytes, does not grow with them.
+/// by `clients` clients one after the other: each is injected, and once all are answered the
+/// render cache holds no more than its budget (a render of such a pod holds more than the
+/// sixteenth of the budget an entry may take: none is kept).
 fn distinct_big_workloads(workloads: usize, clients: usize) -> Attack {
     Box::new(move |s, attackers| {
-        for client in 0..clients {
-            let s = s.clone();
-            attackers.spawn(async move {
-                for workload in (client..workloads).step_by(clients) {
-                    let body = review(
-                        &format!("w{workload}"),
-                        pod_with_big_user_volume(workload, 230_000),
-                    );
-                    let (status, answer) = s.post(&body).await.expect("answered");
-                    assert_eq!(
-                        status,
-                        200,
-                        "workload {workload}: {}",
-                        String::from_utf8_lossy(&answer)
-                    );
-                    let answer: Value = serde_json::from_slice(&answer).expect("a review");
-                    assert_eq!(answer["response"]["allowed"], true, "workload {workload}");
-                    assert_eq!(
-                        answer["response"]["patchType"], "JSONPatch",
-                        "workload {workload}: injected"
-                    );
+        attackers.spawn(async move {
+            let mut senders = JoinSet::new();
+            for client in 0..clients {
+                let s = s.clone();
+                senders.spawn(async move {
+                    for workload in (client..workloads).step_by(clients) {
+                        let body = review(
+                            &format!("w{workload}"),
+                            pod_with_big_user_volume(workload, 230_000),
+                        );
+                        let (status, answer) = s.post(&body).await.expect("answered");
+                        assert_eq!(
+                            status,
+                            200,
+                            "workload {workload}: {}",
+                            String::from_utf8_lossy(&answer)
+                        );
+                        let answer: Value = serde_json::from_slice(&answer).expect("a review");
+                        assert_eq!(answer["response"]["allowed"], true, "workload {workload}");
+                        assert_eq!(
+                            answer["response"]["patchType"], "JSONPatch",
+                            "workload {workload}: injected"
+                        );
+                    }
+                });
+            }
+            while let Some(joined) = senders.join_next().await {
+                if let Err(e) = joined
+                    && e.is_panic()
+                {
+                    std::panic::resume_unwind(e.into_panic());
                 }
-            });
-        }
+            }
+            let bytes = s.metric("sidecar_injector_render_cache_bytes").await;
+            let bytes = bytes.expect("the render cache's bytes on /metrics");
+            assert!(
+                bytes <= RENDER_CACHE_MIB << 20,
+                "the render cache holds {bytes} bytes, over its {RENDER_CACHE_MIB} MiB"
+            );
+        });
     })
 }
 
@@ -760,7 +793,7 @@ async fn the_server_stays_available_under_attack() {
             finishes: true,
         },
         Case {
-            name: "distinct workloads whose pods carry 230 KB annotations the template reads (1,000; 200 debug)",
+            name: "distinct workloads whose pods carry 230 KB annotations the template reads (1,000; 100 debug)",
             attack: distinct_big_workloads(binary_and_distinct_workloads().1, 4),
             finishes: true,
         },
