@@ -398,6 +398,7 @@ impl Reconciler {
                 self.certs
                     .install_pem(leaf.chain_pem.as_bytes(), leaf.key_pem.as_bytes())
                     .map(|i| (leaf, i))
+                    .map_err(|e| e.to_string())
             }) {
             Ok((leaf, info)) => {
                 let switched = self

@@ -72,6 +72,11 @@ pub struct ReloadStatus {
     pub last_success: Option<SystemTime>,
 }
 
+/// The owner's parser of the files. Its error is a message for people, naming the file and
+/// what is wrong in it: the store only logs it ("configuration rejected"), counts it and shows
+/// it on `/readyz` and the console, never matches on it, so the text is all it keeps. A
+/// `String` (rather than a type parameter) also keeps a loader written as a closure
+/// (`|files| Ok(..)`) free of type annotations.
 type Loader<C> = dyn Fn(&ConfigFiles) -> Result<C, String> + Send + Sync;
 
 struct Inner<C> {
@@ -126,6 +131,9 @@ impl<C: Send + Sync + 'static> ConfigStore<C> {
     /// the loader runs once on an empty [`ConfigFiles`] (the embedded default) and nothing is
     /// watched. A failing initial load leaves the store *not loaded* (not ready) and watching
     /// for a fix; check [`ConfigStore::status`] to fail fast instead.
+    ///
+    /// The loader's error is the message logged and shown for a rejected load: it should name
+    /// the file and what is wrong in it.
     pub fn watch_files<F>(files: Vec<(String, PathBuf)>, options: WatchOptions, loader: F) -> Self
     where
         F: Fn(&ConfigFiles) -> Result<C, String> + Send + Sync + 'static,

@@ -82,12 +82,31 @@ pub trait Explain: Send + Sync + 'static {
     /// The console's explanation of a pod against `config`: the same report as
     /// `sidecar-injector explain` (with the patch and pod diff for a pasted manifest), as JSON
     /// the console page shows: `decision`, `reasons`, `report` (text), `patch`, `diff`, `error`.
-    /// Runs on the blocking pool, one at a time.
-    fn explain(&self, config: &Self::Config, subject: &ExplainSubject) -> Result<Value, String>;
+    /// Runs on the blocking pool, one at a time. A manifest that cannot be explained is
+    /// [`ExplainError::Manifest`], with what to fix.
+    fn explain(&self, config: &Self::Config, subject: &ExplainSubject) -> Result<Value, ExplainError>;
 
     /// The configuration in service, for the console (templates, values, mesh config). Must
     /// hold no secret values.
     fn describe(&self, config: &Self::Config) -> Value;
+}
+
+/// Why the console could not explain a pod; the text is shown in the browser.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExplainError {
+    /// The pasted manifest cannot be explained (it does not parse, holds no workload…); the
+    /// message names the object and says what to fix. The user's to fix.
+    #[error("{0}")]
+    Manifest(String),
+    /// The kept AdmissionReview does not decode.
+    #[error("{0}")]
+    Review(#[source] crate::admission::DecodeError),
+    /// No configuration is in service yet.
+    #[error("no configuration is loaded")]
+    NoConfiguration,
+    /// The injector does not explain its decisions (it implements no [`Explain`]).
+    #[error("this injector does not explain its decisions")]
+    Unsupported,
 }
 
 /// What the console asks the engine to explain ([`Explain`]).

@@ -108,12 +108,14 @@ mod watch;
 
 pub use config_store::{ConfigFile, ConfigFiles, ConfigStore, ReloadStatus};
 pub use extension::Extension;
-pub use injector::{Admission, AdmissionInput, AdmissionOutcome, Caches, Explain, ExplainSubject, Injector};
-pub use logging::{LogFormat, init_logging, init_logging_with};
+pub use injector::{
+    Admission, AdmissionInput, AdmissionOutcome, Caches, Explain, ExplainError, ExplainSubject, Injector,
+};
+pub use logging::{LogFormat, LoggingError, init_logging, init_logging_with};
 pub use metrics::FailureType;
 pub use server::{ServeOptions, Server, run, shutdown_signal};
-pub use tls::{CertSource, CertStore};
-pub use trace::Tracing;
+pub use tls::{CertSource, CertStore, TlsError};
+pub use trace::{TraceError, Tracing};
 pub use watch::WatchOptions;
 
 /// Errors that stop the server from starting.
@@ -125,4 +127,7 @@ pub enum Error {
     /// A socket or file operation failed (binding an address, writing the CA).
     #[error("{0}")]
     Io(String),
+    /// The console cannot start.
+    #[error(transparent)]
+    Console(#[from] console::ConsoleError),
 }

@@ -14,6 +14,14 @@ use tracing_subscriber::{EnvFilter, Layer as _};
 /// A layer of the global subscriber (the log lines, the admissions' spans for OTLP).
 pub type BoxedLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
 
+/// Why the logging could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum LoggingError {
+    /// A global subscriber (or `log` logger) is already installed in this process.
+    #[error("{0}")]
+    AlreadyInstalled(#[source] tracing_subscriber::util::TryInitError),
+}
+
 /// Log output format (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogFormat {
@@ -60,13 +68,13 @@ pub const DEFAULT_FILTER: &str = "info,kube_client::client::builder=off";
 /// coloured only when [`use_ansi`] says so.
 ///
 /// Returns an error (instead of panicking) if a subscriber is already installed.
-pub fn init_logging(format: LogFormat) -> Result<(), String> {
+pub fn init_logging(format: LogFormat) -> Result<(), LoggingError> {
     init_logging_with(format, None)
 }
 
 /// [`init_logging`], with `spans` beside the log lines: a layer with a filter of its own (the
 /// admissions' spans of [`crate::trace::Tracing`]), which the log filter does not limit.
-pub fn init_logging_with(format: LogFormat, spans: Option<BoxedLayer>) -> Result<(), String> {
+pub fn init_logging_with(format: LogFormat, spans: Option<BoxedLayer>) -> Result<(), LoggingError> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let ansi = use_ansi(
         std::io::stderr().is_terminal(),
@@ -88,7 +96,7 @@ pub fn init_logging_with(format: LogFormat, spans: Option<BoxedLayer>) -> Result
     tracing_subscriber::registry()
         .with(layers)
         .try_init()
-        .map_err(|e| e.to_string())
+        .map_err(LoggingError::AlreadyInstalled)
 }
 
 #[cfg(test)]

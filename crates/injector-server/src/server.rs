@@ -240,7 +240,7 @@ impl<I: Injector> Server<I> {
                     .map_err(|e| Error::Io(e.to_string()))?
                     .port();
                 let console = Console::new(options.body_limit, port, options.console_hosts.clone());
-                Some(Arc::new(console.map_err(Error::Io)?))
+                Some(Arc::new(console?))
             }
             None => None,
         };

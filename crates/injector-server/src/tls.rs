@@ -30,7 +30,7 @@ use rustls::sign::CertifiedKey;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use injector_pki::{CaMaterial, CertInfo, SigningCa, cert_info, fingerprint};
+use injector_pki::{CaMaterial, CertInfo, PkiError, SigningCa, cert_info, fingerprint};
 
 use crate::Error;
 use crate::logging::rfc3339;
@@ -55,6 +55,30 @@ pub enum CertSource {
         /// Write the CA certificate (PEM) here, and reuse it on the next start.
         write_ca: Option<PathBuf>,
     },
+}
+
+/// Why a PEM certificate chain and private key cannot serve TLS.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// The certificate PEM does not parse (a file cut short, a bad section line).
+    #[error("certificate PEM does not parse: {}", pem_error_text(.0))]
+    CertificatePem(#[source] rustls_pki_types::pem::Error),
+    /// The certificate PEM holds no certificate.
+    #[error("certificate file holds no CERTIFICATE block")]
+    NoCertificate,
+    /// The leaf certificate does not read as X.509.
+    #[error(transparent)]
+    Leaf(#[from] PkiError),
+    /// The private key PEM does not parse, or holds no private key.
+    #[error("private key PEM does not parse: {}", pem_error_text(.0))]
+    KeyPem(#[source] rustls_pki_types::pem::Error),
+    /// The private key is not the leaf certificate's.
+    #[error("certificate and key are not a usable pair: the private key does not belong to the certificate")]
+    KeyMismatch,
+    /// The private key cannot sign (a kind rustls does not support), or the pair is otherwise
+    /// unusable.
+    #[error("certificate and key are not a usable pair: {0}")]
+    UnusablePair(#[source] rustls::Error),
 }
 
 /// The state of the certificate store.
@@ -104,7 +128,7 @@ impl CertStore {
                 let store = Self::empty(Some(bundle.ca_pem.clone()));
                 store
                     .load(bundle.cert_pem.as_bytes(), bundle.key_pem.as_bytes())
-                    .map_err(Error::Certificate)?;
+                    .map_err(|e| Error::Certificate(e.to_string()))?;
                 store.spawn_renewal(ca, dns_names.clone());
                 Ok(store)
             }
@@ -119,11 +143,11 @@ impl CertStore {
 
     /// Installs a PEM certificate chain (leaf first) and key for the next handshakes; on error
     /// the certificate in service stays and the error is recorded in [`CertStore::status`].
-    pub fn install_pem(&self, chain_pem: &[u8], key_pem: &[u8]) -> Result<CertInfo, String> {
+    pub fn install_pem(&self, chain_pem: &[u8], key_pem: &[u8]) -> Result<CertInfo, TlsError> {
         self.load(chain_pem, key_pem).inspect_err(|error| {
             self.inner.metrics.record(false);
             if let Ok(mut s) = self.inner.status.lock() {
-                s.last_error = Some(error.clone());
+                s.last_error = Some(error.to_string());
             }
         })
     }
@@ -190,7 +214,7 @@ impl CertStore {
         }
         match ca.issue(dns_names).and_then(|b| {
             self.load(b.cert_pem.as_bytes(), b.key_pem.as_bytes())
-                .map_err(Error::Certificate)
+                .map_err(|e| Error::Certificate(e.to_string()))
         }) {
             Ok(info) => {
                 tracing::info!(serial = %info.serial, not_after = %rfc3339(info.not_after), "self-signed serving certificate renewed");
@@ -219,7 +243,7 @@ impl CertStore {
 
     fn load_contents(&self, paths: &[PathBuf], contents: watch::Contents) {
         let result = contents.and_then(|c| match c.as_slice() {
-            [cert, key] => self.load(cert, key),
+            [cert, key] => self.load(cert, key).map_err(|e| e.to_string()),
             _ => Err("expected a certificate and a key file".to_owned()),
         });
         let files: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -238,7 +262,7 @@ impl CertStore {
     }
 
     /// Parses and installs a PEM certificate chain and key.
-    fn load(&self, cert_pem: &[u8], key_pem: &[u8]) -> Result<CertInfo, String> {
+    fn load(&self, cert_pem: &[u8], key_pem: &[u8]) -> Result<CertInfo, TlsError> {
         let (key, info) = parse_pem_pair(cert_pem, key_pem)?;
         self.inner.current.store(Some(Arc::new(key)));
         self.inner.metrics.record(true);
@@ -312,19 +336,20 @@ impl ResolvesServerCert for Resolver {
 }
 
 /// Parses a PEM certificate chain (leaf first) and private key, checking that they match.
-pub fn parse_pem_pair(cert_pem: &[u8], key_pem: &[u8]) -> Result<(CertifiedKey, CertInfo), String> {
+pub fn parse_pem_pair(cert_pem: &[u8], key_pem: &[u8]) -> Result<(CertifiedKey, CertInfo), TlsError> {
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("certificate PEM does not parse: {}", pem_error_text(&e)))?;
+        .map_err(TlsError::CertificatePem)?;
     let Some(leaf) = chain.first() else {
-        return Err("certificate file holds no CERTIFICATE block".to_owned());
+        return Err(TlsError::NoCertificate);
     };
-    let info = cert_info(leaf).map_err(|e| e.to_string())?;
-    let key = PrivateKeyDer::from_pem_slice(key_pem)
-        .map_err(|e| format!("private key PEM does not parse: {}", pem_error_text(&e)))?;
+    let info = cert_info(leaf)?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(TlsError::KeyPem)?;
     let provider = rustls::crypto::ring::default_provider();
-    let certified = CertifiedKey::from_der(chain, key, &provider)
-        .map_err(|e| format!("certificate and key are not a usable pair: {e}"))?;
+    let certified = CertifiedKey::from_der(chain, key, &provider).map_err(|e| match e {
+        rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => TlsError::KeyMismatch,
+        other => TlsError::UnusablePair(other),
+    })?;
     Ok((certified, info))
 }
 
@@ -498,16 +523,24 @@ mod tests {
     fn pem_errors_quote_the_offending_text() {
         let a = self_signed(&[], None).expect("generates");
         let cut = a.cert_pem.lines().take(3).collect::<Vec<_>>().join("\n");
-        let error = parse_pem_pair(cut.as_bytes(), a.key_pem.as_bytes()).expect_err("a cut PEM fails");
+        let error = parse_pem_pair(cut.as_bytes(), a.key_pem.as_bytes())
+            .expect_err("a cut PEM fails")
+            .to_string();
         assert_eq!(
             error,
             "certificate PEM does not parse: the \"CERTIFICATE\" section has no END line (file cut short?)"
         );
-        let error = parse_pem_pair(b"-----BEGIN CERT\nAAAA\n", a.key_pem.as_bytes()).expect_err("fails");
+        let error = parse_pem_pair(b"-----BEGIN CERT\nAAAA\n", a.key_pem.as_bytes())
+            .expect_err("fails")
+            .to_string();
         assert!(error.contains("\"-----BEGIN CERT\""), "{error}");
         assert!(!error.contains("[45, 45"), "{error}");
         let error = parse_pem_pair(a.cert_pem.as_bytes(), b"not a key").expect_err("fails");
-        assert_eq!(error, "private key PEM does not parse: no PEM section found");
+        assert!(matches!(error, TlsError::KeyPem(_)), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            "private key PEM does not parse: no PEM section found"
+        );
     }
 
     #[test]
@@ -517,11 +550,16 @@ mod tests {
         let half = &a.cert_pem.as_bytes()[..200];
         assert!(parse_pem_pair(half, a.key_pem.as_bytes()).is_err());
         assert!(parse_pem_pair(a.cert_pem.as_bytes(), &a.key_pem.as_bytes()[..40]).is_err());
-        assert!(parse_pem_pair(b"", a.key_pem.as_bytes()).is_err());
-        let err = parse_pem_pair(a.cert_pem.as_bytes(), b.key_pem.as_bytes())
-            .err()
-            .unwrap_or_default();
-        assert!(err.contains("not a usable pair"), "{err}");
+        assert!(matches!(
+            parse_pem_pair(b"", a.key_pem.as_bytes()),
+            Err(TlsError::NoCertificate)
+        ));
+        let err = parse_pem_pair(a.cert_pem.as_bytes(), b.key_pem.as_bytes()).expect_err("another key");
+        assert!(matches!(err, TlsError::KeyMismatch), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "certificate and key are not a usable pair: the private key does not belong to the certificate"
+        );
     }
 
     #[test]

@@ -26,6 +26,32 @@ pub const TARGET: &str = "sidecar_injector::trace";
 /// How long one export may take before it is dropped.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Why the admissions' spans cannot be exported to the `--otlp-endpoint` given.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The endpoint is not `http://HOST:PORT` (TLS to the collector is not supported).
+    #[error("--otlp-endpoint {endpoint:?}: expected http://HOST:PORT, an OTLP/gRPC collector without TLS")]
+    NotHttp {
+        /// The endpoint given.
+        endpoint: String,
+    },
+    /// The endpoint names no host.
+    #[error("--otlp-endpoint {endpoint:?}: no host")]
+    NoHost {
+        /// The endpoint given.
+        endpoint: String,
+    },
+    /// The OTLP exporter refused the endpoint.
+    #[error("--otlp-endpoint {endpoint}: {source}")]
+    Exporter {
+        /// The endpoint given.
+        endpoint: String,
+        /// The exporter's error.
+        #[source]
+        source: opentelemetry_otlp::ExporterBuildError,
+    },
+}
+
 /// The exporter of the admissions' spans; [`Tracing::shutdown`] sends what is left.
 pub struct Tracing {
     provider: opentelemetry_sdk::trace::SdkTracerProvider,
@@ -37,14 +63,17 @@ impl Tracing {
     /// logging ([`crate::logging::init_logging_with`]). Must be called within a tokio runtime,
     /// which the exporter's connection uses. Nothing is sent until the first span ends; an
     /// unreachable collector loses spans, never slows an admission.
-    pub fn start(endpoint: &str, service: &str) -> Result<(Self, BoxedLayer), String> {
+    pub fn start(endpoint: &str, service: &str) -> Result<(Self, BoxedLayer), TraceError> {
         check_endpoint(endpoint)?;
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_tonic()
             .with_endpoint(endpoint)
             .with_timeout(EXPORT_TIMEOUT)
             .build()
-            .map_err(|e| format!("--otlp-endpoint {endpoint}: {e}"))?;
+            .map_err(|source| TraceError::Exporter {
+                endpoint: endpoint.to_owned(),
+                source,
+            })?;
         let resource = opentelemetry_sdk::Resource::builder()
             .with_service_name(service.to_owned())
             .build();
@@ -70,14 +99,16 @@ impl Tracing {
 
 /// An endpoint the exporter can use: `http://` and a host. (TLS to the collector is not
 /// supported: send to a collector on the node or in the cluster.)
-fn check_endpoint(endpoint: &str) -> Result<(), String> {
+fn check_endpoint(endpoint: &str) -> Result<(), TraceError> {
     let Some(rest) = endpoint.strip_prefix("http://") else {
-        return Err(format!(
-            "--otlp-endpoint {endpoint:?}: expected http://HOST:PORT, an OTLP/gRPC collector without TLS"
-        ));
+        return Err(TraceError::NotHttp {
+            endpoint: endpoint.to_owned(),
+        });
     };
     if rest.is_empty() || rest.starts_with('/') {
-        return Err(format!("--otlp-endpoint {endpoint:?}: no host"));
+        return Err(TraceError::NoHost {
+            endpoint: endpoint.to_owned(),
+        });
     }
     Ok(())
 }
@@ -133,14 +164,14 @@ mod tests {
     fn endpoints() {
         assert!(check_endpoint("http://127.0.0.1:4317").is_ok());
         assert!(check_endpoint("http://otel-collector.observability:4317").is_ok());
-        for bad in [
-            "127.0.0.1:4317",
-            "https://collector:4317",
-            "http://",
-            "grpc://x:1",
-        ] {
-            assert!(check_endpoint(bad).is_err(), "{bad}");
+        for bad in ["127.0.0.1:4317", "https://collector:4317", "grpc://x:1"] {
+            assert!(
+                matches!(check_endpoint(bad), Err(TraceError::NotHttp { .. })),
+                "{bad}"
+            );
         }
+        let error = check_endpoint("http://").expect_err("no host");
+        assert_eq!(error.to_string(), "--otlp-endpoint \"http://\": no host");
     }
 
     #[test]

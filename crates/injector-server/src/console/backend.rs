@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::admission;
 use crate::handler::Shared;
-use crate::injector::{Explain, ExplainSubject, Injector};
+use crate::injector::{Explain, ExplainError, ExplainSubject, Injector};
 use crate::logging::rfc3339;
 
 /// The server, as the console sees it.
@@ -22,9 +22,9 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// The Prometheus text `/metrics` serves.
     fn metrics_text(&self) -> String;
     /// Re-explains a kept AdmissionReview against the configuration in service (blocking).
-    fn explain_review(&self, review: &[u8]) -> Result<Value, String>;
+    fn explain_review(&self, review: &[u8]) -> Result<Value, ExplainError>;
     /// Explains a pasted manifest against the configuration in service (blocking).
-    fn explain_paste(&self, paste: Paste) -> Result<Value, String>;
+    fn explain_paste(&self, paste: Paste) -> Result<Value, ExplainError>;
 }
 
 /// A pasted manifest and where its pods would be created.
@@ -38,14 +38,33 @@ pub(crate) struct Paste {
     pub namespace_labels: Option<BTreeMap<String, String>>,
 }
 
+/// Why the paste form's request cannot be read (answered `400 Bad Request` with this text).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PasteError {
+    /// The body is not JSON.
+    #[error("the request is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// No manifest was pasted.
+    #[error("paste a Pod or workload manifest (YAML or JSON) first")]
+    NoManifest,
+    /// An entry of the namespace labels is not `key=value`.
+    #[error(
+        "namespace labels: {entry:?} is not key=value (give one label per line, e.g. istio-injection=enabled)"
+    )]
+    Label {
+        /// The entry, trimmed.
+        entry: String,
+    },
+}
+
 /// `key=value` pairs, one per line or separated by commas; blank entries are ignored.
-pub(crate) fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, String> {
+pub(crate) fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, PasteError> {
     let mut labels = BTreeMap::new();
     for entry in text.split([',', '\n']).map(str::trim).filter(|e| !e.is_empty()) {
         let Some((key, value)) = entry.split_once('=') else {
-            return Err(format!(
-                "namespace labels: {entry:?} is not key=value (give one label per line, e.g. istio-injection=enabled)"
-            ));
+            return Err(PasteError::Label {
+                entry: entry.to_owned(),
+            });
         };
         labels.insert(key.trim().to_owned(), value.trim().to_owned());
     }
@@ -142,9 +161,9 @@ impl<I: Injector> Backend for Shared<I> {
         out
     }
 
-    fn explain_review(&self, review: &[u8]) -> Result<Value, String> {
-        let request = admission::decode(review).map_err(|e| e.message)?;
-        let config = self.config.current().ok_or("no configuration is loaded")?;
+    fn explain_review(&self, review: &[u8]) -> Result<Value, ExplainError> {
+        let request = admission::decode(review).map_err(ExplainError::Review)?;
+        let config = self.config.current().ok_or(ExplainError::NoConfiguration)?;
         let mut object = request.object;
         scrub_env_values(&mut object);
         self.explainer()?.explain(
@@ -156,8 +175,8 @@ impl<I: Injector> Backend for Shared<I> {
         )
     }
 
-    fn explain_paste(&self, paste: Paste) -> Result<Value, String> {
-        let config = self.config.current().ok_or("no configuration is loaded")?;
+    fn explain_paste(&self, paste: Paste) -> Result<Value, ExplainError> {
+        let config = self.config.current().ok_or(ExplainError::NoConfiguration)?;
         self.explainer()?.explain(
             &config,
             &ExplainSubject::Pasted {
@@ -171,10 +190,8 @@ impl<I: Injector> Backend for Shared<I> {
 
 impl<I: Injector> Shared<I> {
     /// What explains pods, or why nothing does.
-    fn explainer(&self) -> Result<&dyn Explain<Config = I::Config>, String> {
-        self.explain
-            .as_deref()
-            .ok_or_else(|| "this injector does not explain its decisions".to_owned())
+    fn explainer(&self) -> Result<&dyn Explain<Config = I::Config>, ExplainError> {
+        self.explain.as_deref().ok_or(ExplainError::Unsupported)
     }
 }
 
@@ -216,7 +233,14 @@ mod tests {
         assert_eq!(labels.get("istio-injection").map(String::as_str), Some("enabled"));
         assert_eq!(labels.get("team").map(String::as_str), Some("shop"));
         let error = parse_labels("istio-injection").expect_err("no =");
-        assert!(error.contains("\"istio-injection\" is not key=value"), "{error}");
+        assert!(
+            matches!(&error, PasteError::Label { entry } if entry == "istio-injection"),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("\"istio-injection\" is not key=value"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -26,12 +26,12 @@ impl std::fmt::Debug for Token {
 
 impl Token {
     /// 32 random bytes from the operating system, as hex.
-    pub fn generate() -> Result<Self, String> {
+    pub fn generate() -> Result<Self, super::ConsoleError> {
         use ring::rand::SecureRandom as _;
         let mut bytes = [0u8; 32];
         ring::rand::SystemRandom::new()
             .fill(&mut bytes)
-            .map_err(|_| "the operating system gave no random bytes for the console token".to_owned())?;
+            .map_err(|_| super::ConsoleError::NoRandomBytes)?;
         Ok(Token(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 

@@ -31,6 +31,24 @@ use tokio::net::TcpListener;
 pub(crate) use backend::Backend;
 pub use host::ConsoleHosts;
 
+/// Why the console cannot start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConsoleError {
+    /// `--console-addr` is not a loopback address and exposing it was not asked for.
+    #[error(
+        "--console-addr {addr} is not a loopback address: the console shows every admission and the \
+         configuration in service to whoever can reach it, without authentication. Bind it to \
+         127.0.0.1 and use `kubectl port-forward`, or add --console-allow-remote to expose it on purpose"
+    )]
+    NotLoopback {
+        /// The address given.
+        addr: SocketAddr,
+    },
+    /// The operating system gave no random bytes for the console's token.
+    #[error("the operating system gave no random bytes for the console token")]
+    NoRandomBytes,
+}
+
 /// The console's own state: the ring, the figures and the token.
 #[derive(Debug)]
 pub(crate) struct Console {
@@ -50,7 +68,7 @@ pub(crate) struct Console {
 
 impl Console {
     /// A console with default sizes, listening on `port`, answering `hosts`.
-    pub fn new(body_limit: usize, port: u16, hosts: ConsoleHosts) -> Result<Self, String> {
+    pub fn new(body_limit: usize, port: u16, hosts: ConsoleHosts) -> Result<Self, ConsoleError> {
         Ok(Console {
             ring: ring::AdmissionRing::new(ring::DEFAULT_CAPACITY),
             series: series::Series::new(series::DEFAULT_POINTS),
@@ -62,16 +80,13 @@ impl Console {
     }
 }
 
-/// Why `--console-addr` was refused.
-pub fn check_console_addr(addr: SocketAddr, allow_remote: bool) -> Result<(), String> {
+/// Refuses a `--console-addr` that is not a loopback address, unless `allow_remote`
+/// (`--console-allow-remote`).
+pub fn check_console_addr(addr: SocketAddr, allow_remote: bool) -> Result<(), ConsoleError> {
     if addr.ip().is_loopback() || allow_remote {
         return Ok(());
     }
-    Err(format!(
-        "--console-addr {addr} is not a loopback address: the console shows every admission and the \
-         configuration in service to whoever can reach it, without authentication. Bind it to \
-         127.0.0.1 and use `kubectl port-forward`, or add --console-allow-remote to expose it on purpose"
-    ))
+    Err(ConsoleError::NotLoopback { addr })
 }
 
 /// Serves the console on `listener` and samples the figures until `stop` changes.
@@ -113,4 +128,31 @@ pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_addresses_unless_remote_is_asked_for() {
+        assert_eq!(
+            check_console_addr("127.0.0.1:15080".parse().expect("addr"), false),
+            Ok(())
+        );
+        assert_eq!(
+            check_console_addr("[::1]:15080".parse().expect("addr"), false),
+            Ok(())
+        );
+        let open: SocketAddr = "0.0.0.0:15080".parse().expect("addr");
+        let error = check_console_addr(open, false).expect_err("not loopback");
+        assert_eq!(error, ConsoleError::NotLoopback { addr: open });
+        let text = error.to_string();
+        assert!(
+            text.starts_with("--console-addr 0.0.0.0:15080 is not a loopback address"),
+            "{text}"
+        );
+        assert!(text.contains("--console-allow-remote"), "{text}");
+        assert_eq!(check_console_addr(open, true), Ok(()));
+    }
 }

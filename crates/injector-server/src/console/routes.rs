@@ -26,10 +26,11 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
 use serde_json::{Value, json};
 
-use super::backend::{Backend, Paste, parse_labels};
+use super::backend::{Backend, Paste, PasteError, parse_labels};
 use super::ring::{AdmissionEntry, Filter};
 use super::{Console, assets, csrf};
 use crate::handler::Body;
+use crate::injector::ExplainError;
 
 /// The Content-Security-Policy of every answer: only the console's own script and style,
 /// fetches to itself, no frames, no forms elsewhere, no plugins.
@@ -144,7 +145,7 @@ async fn explain_admission(console: &Console, backend: Arc<dyn Backend>, id: u64
         ),
         Ok(Err(e)) => json_response(
             StatusCode::OK,
-            &json!({"admission": &*entry, "explanation": null, "explanationError": e}),
+            &json!({"admission": &*entry, "explanation": null, "explanationError": e.to_string()}),
         ),
         Err(resp) => resp,
     }
@@ -172,18 +173,28 @@ where
     };
     let paste = match paste_of(&body) {
         Ok(paste) => paste,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
     };
     match on_blocking_pool(console, move || backend.explain_paste(paste)).await {
         Ok(Ok(result)) => json_response(StatusCode::OK, &result),
-        Ok(Err(e)) => error(StatusCode::UNPROCESSABLE_ENTITY, e),
+        Ok(Err(e)) => error(explain_status(&e), e.to_string()),
         Err(resp) => resp,
     }
 }
 
+/// The status of an explanation that failed: the manifest's fault is `422`; the server's
+/// (nothing loaded yet, no explainer) is not.
+fn explain_status(error: &ExplainError) -> StatusCode {
+    match error {
+        ExplainError::Manifest(_) | ExplainError::Review(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        ExplainError::NoConfiguration => StatusCode::SERVICE_UNAVAILABLE,
+        ExplainError::Unsupported => StatusCode::NOT_IMPLEMENTED,
+    }
+}
+
 /// Reads the paste form's JSON.
-pub(crate) fn paste_of(body: &[u8]) -> Result<Paste, String> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| format!("the request is not JSON: {e}"))?;
+pub(crate) fn paste_of(body: &[u8]) -> Result<Paste, PasteError> {
+    let value: Value = serde_json::from_slice(body).map_err(PasteError::NotJson)?;
     let text = |key: &str| {
         value
             .get(key)
@@ -192,7 +203,7 @@ pub(crate) fn paste_of(body: &[u8]) -> Result<Paste, String> {
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
     };
-    let manifest = text("manifest").ok_or("paste a Pod or workload manifest (YAML or JSON) first")?;
+    let manifest = text("manifest").ok_or(PasteError::NoManifest)?;
     let namespace_labels = text("namespaceLabels").map(|t| parse_labels(&t)).transpose()?;
     Ok(Paste {
         manifest,
@@ -282,10 +293,15 @@ mod tests {
         fn metrics_text(&self) -> String {
             String::new()
         }
-        fn explain_review(&self, review: &[u8]) -> Result<Value, String> {
+        fn explain_review(&self, review: &[u8]) -> Result<Value, ExplainError> {
             Ok(json!({"review": String::from_utf8_lossy(review)}))
         }
-        fn explain_paste(&self, paste: Paste) -> Result<Value, String> {
+        fn explain_paste(&self, paste: Paste) -> Result<Value, ExplainError> {
+            match paste.manifest.as_str() {
+                "kind: Nothing" => return Err(ExplainError::Manifest("not a workload".into())),
+                "no configuration" => return Err(ExplainError::NoConfiguration),
+                _ => {}
+            }
             Ok(
                 json!({"manifest": paste.manifest, "namespace": paste.namespace, "labels": paste.namespace_labels}),
             )
@@ -496,5 +512,43 @@ mod tests {
         let (status, _, answer, _) = call(&console, post(r#"{"manifest": " "}"#, Some("tok"))).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(answer["error"].as_str().unwrap_or("").contains("paste a Pod"));
+    }
+
+    #[tokio::test]
+    async fn a_failed_explanation_says_whose_fault_it_is() {
+        let console = console();
+        let (status, _, answer, _) =
+            call(&console, post(r#"{"manifest": "kind: Nothing"}"#, Some("tok"))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(answer["error"], "not a workload");
+        let (status, _, answer, _) =
+            call(&console, post(r#"{"manifest": "no configuration"}"#, Some("tok"))).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(answer["error"], "no configuration is loaded");
+        let (status, _, answer, _) = call(
+            &console,
+            post(
+                r#"{"manifest": "kind: Pod", "namespaceLabels": "team"}"#,
+                Some("tok"),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(
+            answer["error"]
+                .as_str()
+                .unwrap_or("")
+                .contains("\"team\" is not key=value"),
+            "{answer}"
+        );
+        let (status, _, answer, _) = call(&console, post("{", Some("tok"))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(
+            answer["error"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("the request is not JSON: "),
+            "{answer}"
+        );
     }
 }

@@ -19,7 +19,7 @@ use injector_kube::Cluster;
 use injector_kube::events::{Admitted, EventSink, Outcome as EventOutcome};
 use injector_server::{
     Admission, AdmissionInput, AdmissionOutcome, Caches, CertSource, CertStore, ConfigFiles, ConfigStore,
-    Explain, ExplainSubject, LogFormat, ServeOptions, WatchOptions, console::ConsoleHosts,
+    Explain, ExplainError, ExplainSubject, LogFormat, ServeOptions, WatchOptions, console::ConsoleHosts,
 };
 
 use super::cluster::ClusterArgs;
@@ -224,8 +224,9 @@ impl Explain for Console {
         &self,
         config: &CompiledConfig,
         subject: &ExplainSubject,
-    ) -> Result<serde_json::Value, String> {
-        console_explain::explain_subject(config, &self.0, subject)
+    ) -> Result<serde_json::Value, ExplainError> {
+        // Only a pasted manifest fails, and the message says what is wrong with it.
+        console_explain::explain_subject(config, &self.0, subject).map_err(ExplainError::Manifest)
     }
 
     fn describe(&self, config: &CompiledConfig) -> serde_json::Value {
