@@ -35,7 +35,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::JoinSet;
 
-use crate::util::{Files, proc_status_kib};
+use crate::util::{Files, binary_under_test, proc_status_kib, release_binary};
 
 /// `--max-inflight-mib` of the server under test.
 const INFLIGHT_MIB: u64 = 128;
@@ -68,14 +68,10 @@ const PROBE_SPAN: Duration = Duration::from_secs(2);
 /// The attacker's address (loopback, another peer than the probes').
 const ATTACKER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 
-/// The binary under test (`SIDECAR_INJECTOR_BIN`, a release build, or this crate's debug build)
-/// and how many distinct workloads with a 230 KB annotation to send it: 1,000, or 100 to keep a
-/// debug build's run short (the render cache's budget is reached after about 35).
-fn binary_and_distinct_workloads() -> (String, usize) {
-    match std::env::var("SIDECAR_INJECTOR_BIN") {
-        Ok(binary) if !binary.is_empty() => (binary, 1_000),
-        _ => (env!("CARGO_BIN_EXE_sidecar-injector").to_owned(), 100),
-    }
+/// How many distinct workloads with a 230 KB annotation to send: 1,000, or 100 to keep a debug
+/// build's run short.
+fn distinct_workloads() -> usize {
+    if release_binary().is_some() { 1_000 } else { 100 }
 }
 
 fn free_port() -> u16 {
@@ -106,7 +102,7 @@ impl Served {
         let ca = files.write("ca.pem", "");
         std::fs::remove_file(&ca).expect("the CA file is created by the server");
         let (port, monitoring) = (free_port(), free_port());
-        let child = Command::new(binary_and_distinct_workloads().0)
+        let child = Command::new(binary_under_test())
             .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
             .args(["--monitoring-addr", &format!("127.0.0.1:{monitoring}")])
             .args(["--write-ca", &ca, "--log-format", "json"])
@@ -338,13 +334,7 @@ fn distinct_big_workloads(workloads: usize, clients: usize) -> Attack {
                     }
                 });
             }
-            while let Some(joined) = senders.join_next().await {
-                if let Err(e) = joined
-                    && e.is_panic()
-                {
-                    std::panic::resume_unwind(e.into_panic());
-                }
-            }
+            join_all(&mut senders).await;
             let bytes = s.metric("sidecar_injector_render_cache_bytes").await;
             let bytes = bytes.expect("the render cache's bytes on /metrics");
             assert!(
@@ -480,16 +470,7 @@ async fn under_attack(
         report.join("\n")
     );
     if case.finishes {
-        let all = async {
-            while let Some(joined) = set.join_next().await {
-                if let Err(e) = joined
-                    && e.is_panic()
-                {
-                    std::panic::resume_unwind(e.into_panic());
-                }
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(60), all)
+        tokio::time::timeout(Duration::from_secs(60), join_all(&mut set))
             .await
             .unwrap_or_else(|_| panic!("{name}: the attack's requests were not answered in 60 s"));
     }
@@ -500,6 +481,17 @@ async fn under_attack(
     Figures {
         peak_kib: served.peak_kib(),
         ..figures
+    }
+}
+
+/// Waits for every task of `set`; a task's panic (a failed assertion) goes on in the caller.
+async fn join_all(set: &mut JoinSet<()>) {
+    while let Some(joined) = set.join_next().await {
+        if let Err(e) = joined
+            && e.is_panic()
+        {
+            std::panic::resume_unwind(e.into_panic());
+        }
     }
 }
 
@@ -794,7 +786,7 @@ async fn the_server_stays_available_under_attack() {
         },
         Case {
             name: "distinct workloads whose pods carry 230 KB annotations the template reads (1,000; 100 debug)",
-            attack: distinct_big_workloads(binary_and_distinct_workloads().1, 4),
+            attack: distinct_big_workloads(distinct_workloads(), 4),
             finishes: true,
         },
         Case {

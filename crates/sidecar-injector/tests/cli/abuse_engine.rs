@@ -14,14 +14,16 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::served::{Served, curl, have_curl, patch_of};
-use crate::util::Files;
+use crate::util::{Files, binary_under_test, release_binary};
 
 /// The binary to serve with, and the most containers to send it.
 fn binary_and_most_containers() -> (String, usize) {
-    match std::env::var("SIDECAR_INJECTOR_BIN") {
-        Ok(binary) if !binary.is_empty() => (binary, 40_000),
-        _ => (env!("CARGO_BIN_EXE_sidecar-injector").to_owned(), 20_000),
-    }
+    let most = if release_binary().is_some() {
+        40_000
+    } else {
+        20_000
+    };
+    (binary_under_test(), most)
 }
 
 fn review(uid: &str, pod: Value) -> String {

@@ -128,3 +128,16 @@ pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
         .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
 }
+
+/// A release build to run instead of this crate's debug build (`SIDECAR_INJECTOR_BIN`), for the
+/// cases a debug build is too slow to run whole.
+pub fn release_binary() -> Option<String> {
+    std::env::var("SIDECAR_INJECTOR_BIN")
+        .ok()
+        .filter(|b| !b.is_empty())
+}
+
+/// The binary to serve with: [`release_binary`] when given, else this crate's debug build.
+pub fn binary_under_test() -> String {
+    release_binary().unwrap_or_else(|| env!("CARGO_BIN_EXE_sidecar-injector").to_owned())
+}
