@@ -6,8 +6,9 @@
 //!
 //! Each stage is one call of one function in its own module: the `decide` module (Istio's policy
 //! decision), [`crate::prepare`] (the pod decoded and checked, the template data's inputs, the
-//! templates selected), [`crate::render`] (the templates executed and parsed), the `merge` module
-//! (the strategic merges and the user's overrides re-applied), [`crate::post`] (Istio's
+//! templates selected), [`crate::render`] (the templates executed and parsed, and merged into
+//! Istio's empty template pod), the `merge` module (the strategic merges into the pod and the
+//! user's overrides re-applied), [`crate::post`] (Istio's
 //! `postProcessPod`) and [`crate::patch`] (the JSON Patch from the pod as received).
 //!
 //! An injection stops at the request's deadline (the `deadline` module): checked between the stages
@@ -115,7 +116,7 @@ impl CompiledConfig {
         let prepared = crate::prepare::prepare_pod(self, original.clone(), request)?;
         crate::deadline::check("before rendering the templates")?;
         let rendered = Plain.render(self, &prepared);
-        let merged = crate::merge::merge(self, &prepared, rendered.overlays)?;
+        let merged = crate::merge::merge(self, &prepared, rendered.overlays, &rendered.template_pod)?;
         crate::deadline::check("before post-processing the pod")?;
         crate::post::post_process(self, &prepared, merged)
     }
@@ -145,7 +146,10 @@ pub fn inject_with(
     let render_span = tracing::debug_span!(target: STAGES, "render", source = tracing::field::Empty);
     let rendered = render_span.in_scope(|| render.render(config, &prepared));
     render_span.record("source", rendered.source.as_str());
-    let merged = stage!("merge", crate::merge::merge(config, &prepared, rendered.overlays))?;
+    let merged = stage!(
+        "merge",
+        crate::merge::merge(config, &prepared, rendered.overlays, &rendered.template_pod)
+    )?;
     crate::deadline::check("before post-processing the pod")?;
     let pod = stage!("post", crate::post::post_process(config, &prepared, merged))?;
     crate::deadline::check("before writing the patch")?;

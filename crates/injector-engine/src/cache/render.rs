@@ -18,16 +18,17 @@
 //! one configuration at a time: a render of an older one is never served.
 //!
 //! That is the whole soundness argument, and it is local: the cache sits in front of the render
-//! stage and hands the merge the same overlays a render would give; nothing after the render
-//! knows where they came from. Templates that call a function whose result is not determined by
-//! its arguments (`now`, `randAlphaNum`, `uuidv4`, `genCA`, ...) are never cached
-//! ([`crate::render::deterministic`]). Pods that are their own owner (a StatefulSet's) share one
-//! render with their name put in before the merge ([`super::own_name`]).
+//! stage and hands the merge the same overlays a render would give (with the template pod they
+//! make, a function of the overlays alone); nothing after the render knows where they came from.
+//! Templates that call a function whose result is not determined by its arguments (`now`,
+//! `randAlphaNum`, `uuidv4`, `genCA`, ...) are never cached ([`crate::render::deterministic`]).
+//! Pods that are their own owner (a StatefulSet's) share one render with their name put in before
+//! the merge ([`super::own_name`]).
 //!
 //! Bounded in bytes: every entry is charged what it holds ([`super::size`]: the values it
-//! observed, its overlays, the places of the stand-in), the least recently used go first when the
-//! budget is spent, at most [`PER_FAMILY`] entries stay per family, and an entry larger than a
-//! [`MAX_SHARE`]th of the budget is not kept.
+//! observed, its overlays, its template pod or the places of the stand-in), the least recently
+//! used go first when the budget is spent, at most [`PER_FAMILY`] entries stay per family, and an
+//! entry larger than a [`MAX_SHARE`]th of the budget is not kept.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasher;
@@ -42,6 +43,7 @@ use injector_core::kube_names::TOKEN_VOLUME_PREFIX;
 use super::size;
 use crate::compiled::CompiledConfig;
 use crate::member::Members;
+use crate::merge::TemplatePod;
 use crate::pipeline::{InjectError, Outcome, Request, inject_with};
 use crate::prepare::Prepared;
 use crate::render::objects::reads::{self, Read, Seen, resolve};
@@ -115,11 +117,34 @@ impl Family {
 struct Renders {
     /// One parsed overlay per rendered template, in order.
     overlays: Vec<Value>,
-    /// Where each overlay holds the stand-in for the pod's name (renders shared by pods that are
-    /// their own owner; empty for any other).
-    holes: Vec<Vec<Hole>>,
+    /// How later pods take them.
+    reuse: Reuse,
     /// Neither what the renders read nor what they gave holds [`TOKEN_VOLUME_PREFIX`].
     blind_to_token_volume: bool,
+}
+
+/// How later pods take kept renders.
+#[derive(Debug)]
+enum Reuse {
+    /// As they are, with the template pod they make (a function of the overlays alone).
+    AsRendered(TemplatePod),
+    /// With the pod's name put in where each overlay holds the stand-in for it (renders shared by
+    /// pods that are their own owner): their template pod is made from the overlays filled in.
+    Named(Vec<Vec<Hole>>),
+}
+
+impl Reuse {
+    /// The bytes it holds beside the overlays.
+    fn size(&self) -> usize {
+        match self {
+            Reuse::AsRendered(template) => size::json(&template.pod),
+            Reuse::Named(holes) => holes
+                .iter()
+                .flatten()
+                .map(|hole| std::mem::size_of::<Hole>() + hole.path.len() * 32)
+                .sum(),
+        }
+    }
 }
 
 struct Entry {
@@ -299,7 +324,7 @@ impl RenderCache {
         pod: &Value,
         reads: Vec<Read>,
         overlays: Vec<Value>,
-        holes: Vec<Vec<Hole>>,
+        reuse: Reuse,
     ) -> Arc<Renders> {
         let blind_to_token_volume = !overlays.iter().any(|overlay| holds(overlay, TOKEN_VOLUME_PREFIX))
             && !reads
@@ -307,7 +332,7 @@ impl RenderCache {
                 .any(|read| read_holds(read, pod, TOKEN_VOLUME_PREFIX));
         let renders = Arc::new(Renders {
             overlays,
-            holes,
+            reuse,
             blind_to_token_volume,
         });
         let reads: Vec<(Read, Seen)> = reads
@@ -323,12 +348,7 @@ impl RenderCache {
                 .map(|(read, seen)| size::read(read, seen))
                 .sum::<usize>()
             + renders.overlays.iter().map(size::json).sum::<usize>()
-            + renders
-                .holes
-                .iter()
-                .flatten()
-                .map(|hole| std::mem::size_of::<Hole>() + hole.path.len() * 32)
-                .sum::<usize>()
+            + renders.reuse.size()
             + std::mem::size_of::<Entry>()
             + std::mem::size_of::<Renders>();
         if size > self.budget / MAX_SHARE {
@@ -396,9 +416,12 @@ impl RenderCache {
                 .render_shared(config, prepared, family)
                 .unwrap_or_else(|| Plain.render(config, prepared));
         }
-        if let Some(renders) = self.get(config, &family, pod) {
+        if let Some(renders) = self.get(config, &family, pod)
+            && let Reuse::AsRendered(template_pod) = &renders.reuse
+        {
             return Rendered {
                 overlays: renders.overlays.iter().cloned().map(Ok).collect(),
+                template_pod: template_pod.clone(),
                 blind_to_token_volume: renders.blind_to_token_volume,
                 source: RenderSource::Kept,
             };
@@ -410,7 +433,8 @@ impl RenderCache {
             .map(|overlay| overlay.as_ref().ok().cloned())
             .collect();
         if let (Some(reads), Some(overlays)) = (reads, overlays) {
-            let renders = self.insert(config, family, pod, reads, overlays, Vec::new());
+            let reuse = Reuse::AsRendered(rendered.template_pod.clone());
+            let renders = self.insert(config, family, pod, reads, overlays, reuse);
             rendered.blind_to_token_volume = renders.blind_to_token_volume;
         }
         rendered
@@ -458,21 +482,20 @@ impl RenderCache {
                 // A render that fails is told by the pod's own.
                 let overlays = overlays.into_iter().collect::<Result<Vec<Value>, _>>().ok()?;
                 let places = overlays.iter().map(|overlay| holes(overlay, stand_in)).collect();
-                let renders = self.insert(config, shared, pod, reads?, overlays, places);
+                let renders = self.insert(config, shared, pod, reads?, overlays, Reuse::Named(places));
                 (renders, RenderSource::Rendered)
             }
+        };
+        let Reuse::Named(places) = &renders.reuse else {
+            return None;
         };
         let overlays = renders
             .overlays
             .iter()
-            .zip(&renders.holes)
+            .zip(places)
             .map(|(overlay, holes)| fill(overlay, holes, stand_in, name).map(Ok))
             .collect::<Option<Vec<_>>>()?;
-        Some(Rendered {
-            overlays,
-            blind_to_token_volume: renders.blind_to_token_volume,
-            source,
-        })
+        Some(Rendered::of(overlays, renders.blind_to_token_volume, source))
     }
 }
 

@@ -1,8 +1,15 @@
-//! Stage 4, merging: Istio's `applyOverlayYAML` of each rendered template, into an empty
-//! "template pod" (whose names the status annotation and the overrides read) and into the pod,
-//! then the user's own versions of template containers merged again on top (`overrides.rs`).
+//! Stage 4, merging: Istio's `applyOverlayYAML` of each rendered template into the pod, then the
+//! user's own versions of template containers merged again on top (`overrides.rs`).
+//!
+//! Istio merges each template into an empty "template pod" too (whose names the status
+//! annotation and the overrides read), before merging it into the pod. That pod is a function of
+//! the overlays alone: [`template_pod`] builds it once per render, and the render stage hands it
+//! over with the overlays ([`crate::render::Rendered`]), so that renders reused by the render
+//! cache bring theirs.
 
 mod overrides;
+
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use strategic_merge::Schema;
@@ -20,27 +27,63 @@ pub struct Merged {
     /// The pod.
     pub pod: Value,
     /// The templates merged into an empty pod.
-    pub template_pod: Value,
+    pub template_pod: Arc<Value>,
 }
 
-/// Merges `overlays` (as the render stage gives them) into the prepared pod, and re-applies the
-/// user's overrides.
+/// The templates' overlays merged into an empty pod, in order, as far as they merge.
+#[derive(Debug, Clone)]
+pub struct TemplatePod {
+    /// The pod.
+    pub pod: Arc<Value>,
+    /// The overlay that did not merge into it, and why: Istio merges each overlay into the
+    /// template pod before the pod, so this error is the one told when the merge reaches it.
+    pub failed: Option<(usize, InjectError)>,
+}
+
+/// The template pod of `overlays` (as the render stage gives them: up to the first that failed
+/// to render).
+pub fn template_pod(overlays: &[Result<Value, InjectError>]) -> TemplatePod {
+    let mut pod = empty_pod();
+    let mut failed = None;
+    for (index, overlay) in overlays.iter().enumerate() {
+        let Ok(overlay) = overlay else {
+            break;
+        };
+        match merge_overlay(pod, overlay.clone()) {
+            Ok(merged) => pod = merged,
+            Err(error) => {
+                failed = Some((index, error));
+                pod = Value::Null;
+                break;
+            }
+        }
+    }
+    TemplatePod {
+        pod: Arc::new(pod),
+        failed,
+    }
+}
+
+/// Merges `overlays` (as the render stage gives them, with their template pod) into the prepared
+/// pod, and re-applies the user's overrides.
 pub fn merge(
     config: &CompiledConfig,
     prepared: &Prepared,
     overlays: Vec<Result<Value, InjectError>>,
+    template: &TemplatePod,
 ) -> Result<Merged, InjectError> {
-    let mut template_pod = empty_pod();
     let mut pod = Value::clone(&prepared.pod);
-    for overlay in overlays {
+    for (index, overlay) in overlays.into_iter().enumerate() {
         let overlay = overlay?;
-        // Istio merges into the template pod first, so its error (if any) is the one told.
-        template_pod = merge_overlay(template_pod, overlay.clone())?;
+        if let Some((_, error)) = template.failed.as_ref().filter(|(at, _)| *at == index) {
+            return Err(error.clone());
+        }
         if native_applies(config, prepared, &overlay) {
             move_user_proxy_to_init(&mut pod);
         }
         pod = merge_overlay(pod, overlay)?;
     }
+    let template_pod = template.pod.clone();
     let pod = overrides::reapply(pod, &prepared.pod, &template_pod, &prepared.inputs.proxy_config)
         .map_err(|e| InjectError(format!("failed to re apply container: {e}")))?;
     Ok(Merged { pod, template_pod })

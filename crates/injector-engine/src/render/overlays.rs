@@ -5,20 +5,39 @@ use serde_json::{Map, Value};
 
 use crate::cache::RenderSource;
 use crate::compiled::CompiledConfig;
+use crate::merge::TemplatePod;
 use crate::pipeline::InjectError;
 use crate::prepare::{Prepared, TemplateInputs};
 
-/// What the render stage gives the merge.
+/// What the render stage gives the merge: the overlays, and the template pod they make.
 #[derive(Debug)]
 pub struct Rendered {
     /// One overlay per selected template that exists, in order. Rendering stops at the first
     /// template that fails: its error is the last item, told once the templates before it are
     /// merged (as Istio renders and merges one template at a time).
     pub overlays: Vec<Result<Value, InjectError>>,
+    /// The overlays merged into an empty pod, a function of the overlays alone.
+    pub template_pod: TemplatePod,
     /// See [`crate::pipeline::Outcome::Injected::blind_to_token_volume`].
     pub blind_to_token_volume: bool,
     /// Where the overlays came from.
     pub source: RenderSource,
+}
+
+impl Rendered {
+    /// `overlays` from `source`, with the template pod they make.
+    pub fn of(
+        overlays: Vec<Result<Value, InjectError>>,
+        blind_to_token_volume: bool,
+        source: RenderSource,
+    ) -> Rendered {
+        Rendered {
+            template_pod: crate::merge::template_pod(&overlays),
+            overlays,
+            blind_to_token_volume,
+            source,
+        }
+    }
 }
 
 /// The render stage: the overlays of a prepared pod.
@@ -34,11 +53,11 @@ pub struct Plain;
 impl Render for Plain {
     fn render(&self, config: &CompiledConfig, prepared: &Prepared) -> Rendered {
         let data = template_data(config, &prepared.inputs);
-        Rendered {
-            overlays: render_templates(config, &prepared.templates, &data, None),
-            blind_to_token_volume: false,
-            source: RenderSource::Rendered,
-        }
+        Rendered::of(
+            render_templates(config, &prepared.templates, &data, None),
+            false,
+            RenderSource::Rendered,
+        )
     }
 }
 
