@@ -22,11 +22,12 @@
 # /proc, from the end of the warm-up to the end of the run), peak RSS (VmHWM). h2load's status-0
 # rows (requests started in the warm-up) are counted apart, not as failures. The table shows the median over rounds, ratios vs Istio.
 #
-# Then distinct pods (DISTINCT=0 to skip): the engine server (outcome cache off) and the ceiling
-# again, loaded by crates/injector-server/examples/webhook_client.rs `load` (a real HTTP/2 client,
-# the same connections x streams) with 1,000 distinct reviews in turn (bench/reviews.py's
-# distinct.jsonl: Deployment, Indexed Job and StatefulSet pods), rows `engine-distinct` and
-# `ceiling-distinct`: the engine's render cache cannot answer from one repeated body there.
+# Then distinct pods (DISTINCT=0 to skip): Istio (when in SERVERS), the engine server (outcome
+# cache off) and the ceiling again, loaded by crates/injector-server/examples/webhook_client.rs
+# `load` (a real HTTP/2 client, the same connections x streams) with 1,000 distinct reviews in
+# turn (bench/reviews.py's distinct.jsonl: Deployment, Indexed Job and StatefulSet pods), rows
+# `istio-distinct`, `engine-distinct` and `ceiling-distinct`: the engine's render cache cannot
+# answer from one repeated body there.
 #
 # Then CPU per injection: the Go testing.Benchmark of Istio's /inject handler and our engine's
 # inject_cpu, alternating, for the typical pod, the 64 KB pod and the 2,000-env pod (and Istio's
@@ -103,7 +104,7 @@ start_server() { # kind
   local kind=$1
   case "$kind" in
     istio) cmd=(env ENABLE_NATIVE_SIDECARS=true "$istio_webhook" serve -config "$CONFIG" -values "$VALUES" -mesh "$MESH"
-                -addr "127.0.0.1:$PORT" -monitoring-addr "127.0.0.1:$MON_PORT") ;;
+                -addr "127.0.0.1:$PORT" -monitoring-addr "127.0.0.1:$MON_PORT" -cert-out "$OUT/istio-cert.pem") ;;
     cached) cmd=("$ours" serve --injector-config "$CONFIG" --values "$VALUES" --mesh "$MESH" --native-sidecars true
                  --addr "127.0.0.1:$PORT" --monitoring-addr "127.0.0.1:$MON_PORT" --write-ca "$OUT/ca.pem") ;;
     engine) cmd=("$ours" serve --injector-config "$CONFIG" --values "$VALUES" --mesh "$MESH" --native-sidecars true
@@ -195,12 +196,15 @@ done
 if [ "${DISTINCT:-1}" != 0 ]; then
   echo "== distinct pods: $(wc -l <"$OUT/reviews/distinct.jsonl") reviews in turn (webhook_client load)" >&2
   for round in $(seq "$ROUNDS"); do
-    for kind in ceiling engine; do
+    distinct_servers="ceiling engine"
+    case " $SERVERS " in *" istio "*) distinct_servers="istio $distinct_servers" ;; esac
+    for kind in $distinct_servers; do
       start_server "$kind"
+      ca=$OUT/ca.pem; [ "$kind" = istio ] && ca=$OUT/istio-cert.pem
       for n in $CONCURRENCY; do
         c=$(( n < 8 ? n : 8 )); m=$(( n / c ))
         cpu_after_warmup
-        "${load_cpu[@]}" "$load_client" load --addr "127.0.0.1:$PORT" --ca "$OUT/ca.pem" --bodies "$OUT/reviews/distinct.jsonl" \
+        "${load_cpu[@]}" "$load_client" load --addr "127.0.0.1:$PORT" --ca "$ca" --bodies "$OUT/reviews/distinct.jsonl" \
           --connections "$c" --streams "$m" --warmup "$WARMUP" --seconds "$DURATION" >"$OUT/load.txt" 2>&1 \
           || { cat "$OUT/load.txt" >&2; die "webhook_client load failed against $kind"; }
         after=$(cpu_ticks "$pid"); before=$(cpu_at_warmup_end)

@@ -16,6 +16,7 @@ SERVERS = [
     ("cached", "ours, outcome cache"),
     ("engine", "ours, engine every admission"),
     ("ceiling", "our server, canned real patch (ceiling)"),
+    ("istio-distinct", "Istio, 1,000 distinct pods (webhook_client)"),
     ("engine-distinct", "ours, engine every admission, 1,000 distinct pods (webhook_client)"),
     ("ceiling-distinct", "ceiling, 1,000 distinct pods (webhook_client)"),
 ]
@@ -35,6 +36,8 @@ def ratio(x, base):
 
 
 def load_table(runs):
+    """Ratios against Istio's row: the repeated review's for the repeated-review rows, the
+    distinct pods' (when measured, else the repeated review's) for the distinct-pod rows."""
     inflights = sorted({int(r["inflight"]) for r in runs})
     lines = [
         "| in flight | server | admissions/s | p50 ms | p99 ms | CPU ms/admission | peak RSS MB | start to ready ms | status 0 | failed |",
@@ -42,7 +45,7 @@ def load_table(runs):
     ]
     summary = {}
     for n in inflights:
-        base = None
+        bases = {}
         for kind, label in SERVERS:
             rows = [r for r in runs if r["server"] == kind and int(r["inflight"]) == n]
             if not rows:
@@ -51,13 +54,14 @@ def load_table(runs):
             s["status0"] = sum(int(r["status0"]) for r in rows)
             s["failed"] = sum(int(r["failed"]) for r in rows)
             summary[(kind, n)] = s
-            if kind == "istio":
-                base = s
+            group = "distinct" if kind.endswith("-distinct") else "repeated"
+            if kind in ("istio", "istio-distinct"):
+                bases[group] = s
                 lines.append(
                     f"| {n} | {label} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {s['cpu_ms']:.2f} | "
                     f"{s['rss_kb'] / 1024:.1f} | {s['ready_ms']:.0f} | {s['status0']} | {s['failed']} |")
                 continue
-            b = base or s
+            b = bases.get(group) or bases.get("repeated") or s
             lines.append(
                 f"| {n} | {label} | {s['rps']:,.0f} ({ratio(s['rps'], b['rps'])}) | {s['p50_ms']:.2f} "
                 f"(÷{b['p50_ms'] / s['p50_ms']:.1f}) | {s['p99_ms']:.2f} (÷{b['p99_ms'] / s['p99_ms']:.1f}) | "
@@ -67,7 +71,8 @@ def load_table(runs):
 
 
 def ceiling_shares(summary, inflights):
-    """The engine's throughput as a share of the ceiling's, same load tool on both sides."""
+    """The engine's throughput as a share of the ceiling's, same load tool on both sides, and the
+    distinct pods' CPU per admission against Istio's."""
     lines = []
     for n in inflights:
         for engine, ceiling, what in (("engine", "ceiling", "one review repeated (h2load)"),
@@ -76,6 +81,12 @@ def ceiling_shares(summary, inflights):
             if e and c and c["rps"]:
                 lines.append(f"- {n} in flight, {what}: engine {e['rps']:,.0f}/s = {100 * e['rps'] / c['rps']:.0f}% "
                              f"of the ceiling's {c['rps']:,.0f}/s, engine p99 {e['p99_ms']:.2f} ms")
+        e = summary.get(("engine-distinct", n))
+        for istio, what in (("istio-distinct", "the same distinct pods"), ("istio", "the repeated review")):
+            i = summary.get((istio, n))
+            if e and i and e["cpu_ms"]:
+                lines.append(f"- {n} in flight, CPU per admission of distinct pods: ours {1000 * e['cpu_ms']:.0f} µs, "
+                             f"Istio {1000 * i['cpu_ms']:.0f} µs on {what}: {i['cpu_ms'] / e['cpu_ms']:.1f}×")
     return "\n".join(lines)
 
 

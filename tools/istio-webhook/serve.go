@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"math/big"
@@ -19,13 +20,15 @@ import (
 )
 
 // serveCommand serves /inject over TLS (a self-signed certificate for 127.0.0.1 and localhost,
-// as h2load does not verify) and /readyz over plain HTTP, until SIGTERM or SIGINT.
+// as h2load does not verify; -cert-out writes it as PEM for clients that do) and /readyz over
+// plain HTTP, until SIGTERM or SIGINT.
 func serveCommand(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var s settings
 	s.register(fs)
 	addr := fs.String("addr", "127.0.0.1:15017", "HTTPS address of /inject (loopback only)")
 	monitoring := fs.String("monitoring-addr", "127.0.0.1:15014", "plain-HTTP address of /readyz")
+	certOut := fs.String("cert-out", "", "write the serving certificate (PEM) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +45,12 @@ func serveCommand(args []string) error {
 	cert, err := selfSignedCertificate()
 	if err != nil {
 		return err
+	}
+	if *certOut != "" {
+		block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
+		if err := os.WriteFile(*certOut, block, 0o644); err != nil {
+			return fmt.Errorf("-cert-out %s: %v", *certOut, err)
+		}
 	}
 	listener, err := net.Listen("tcp", *addr)
 	if err != nil {
