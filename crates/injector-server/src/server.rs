@@ -19,7 +19,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use prometheus_client::registry::Registry;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::Semaphore;
 
 use crate::budget::MemoryBudget;
@@ -214,23 +214,16 @@ impl<I: Injector> Server<I> {
         };
         let tls = certs.server_config(clients)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-        let listener = TcpListener::bind(options.addr)
-            .await
-            .map_err(|e| Error::Io(format!("binding {}: {e}", options.addr)))?;
+        let listener =
+            listen(options.addr).map_err(|e| Error::Io(format!("binding {}: {e}", options.addr)))?;
         let monitoring = match options.monitoring_addr {
-            Some(addr) => Some(
-                TcpListener::bind(addr)
-                    .await
-                    .map_err(|e| Error::Io(format!("binding {addr}: {e}")))?,
-            ),
+            Some(addr) => Some(listen(addr).map_err(|e| Error::Io(format!("binding {addr}: {e}")))?),
             None => None,
         };
         let console_listener = match options.console_addr {
-            Some(addr) => Some(
-                TcpListener::bind(addr)
-                    .await
-                    .map_err(|e| Error::Io(format!("binding the console's {addr}: {e}")))?,
-            ),
+            Some(addr) => {
+                Some(listen(addr).map_err(|e| Error::Io(format!("binding the console's {addr}: {e}")))?)
+            }
             None => None,
         };
         let console = match &console_listener {
@@ -644,4 +637,22 @@ pub async fn shutdown_signal() {
         () = ctrl_c => tracing::info!("SIGINT received"),
         () = term => tracing::info!("SIGTERM received"),
     }
+}
+
+/// The backlog asked of `listen`: as deep as the system allows (Linux caps it at
+/// `net.core.somaxconn`), as Go's servers ask. A burst of connects, a flood's, then waits in the
+/// kernel while the accept loop sheds it, instead of overflowing a shallower queue and dropping
+/// a real client's SYN, which costs that client a second before it tries again.
+const LISTEN_BACKLOG: u32 = 65_535;
+
+/// A listener on `addr` with [`LISTEN_BACKLOG`] (and `SO_REUSEADDR`, as std's listeners).
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }
