@@ -8,8 +8,8 @@
 //! decision), [`crate::prepare`] (the pod decoded and checked, the template data's inputs, the
 //! templates selected), [`crate::render`] (the templates executed and parsed, and merged into
 //! Istio's empty template pod), the `merge` module (the strategic merges into the pod and the
-//! user's overrides re-applied), [`crate::post`] (Istio's
-//! `postProcessPod`) and [`crate::patch`] (the JSON Patch from the pod as received).
+//! user's overrides re-applied), [`crate::post`] (Istio's `postProcessPod`) and
+//! [`crate::patch`] (the JSON Patch from the pod as received).
 //!
 //! An injection stops at the request's deadline (the `deadline` module): checked between the stages
 //! (a template's failure, the deadline's included, is told by the merge), and every few steps

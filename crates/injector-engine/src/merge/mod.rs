@@ -30,10 +30,11 @@ pub struct Merged {
     pub template_pod: Arc<Value>,
 }
 
-/// The templates' overlays merged into an empty pod, in order, as far as they merge.
+/// The templates' overlays merged into an empty pod, in order.
 #[derive(Debug, Clone)]
 pub struct TemplatePod {
-    /// The pod.
+    /// The pod: every overlay that rendered merged in, or `null` when one did not merge (the
+    /// injection then fails there, and nothing reads it).
     pub pod: Arc<Value>,
     /// The overlay that did not merge into it, and why: Istio merges each overlay into the
     /// template pod before the pod, so this error is the one told when the merge reaches it.
