@@ -19,7 +19,7 @@
 //! [`the_server_stays_available_under_attack`]; [`under_attack`] runs it, probes, and reports
 //! the figures.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +35,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::task::JoinSet;
 
-use crate::util::{Files, binary_under_test, proc_status_kib, release_binary};
+use crate::util::{Files, binary_under_test, free_port, proc_status_kib, release_binary};
 
 /// `--max-inflight-mib` of the server under test.
 const INFLIGHT_MIB: u64 = 128;
@@ -72,13 +72,6 @@ const ATTACKER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 /// build's run short.
 fn distinct_workloads() -> usize {
     if release_binary().is_some() { 1_000 } else { 100 }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 struct Served {

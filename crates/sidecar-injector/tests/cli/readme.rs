@@ -16,7 +16,6 @@
 //! - `cargo test` commands name a package and a test target that exist.
 
 use std::{
-    net::TcpListener,
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::{Duration, Instant},
@@ -24,7 +23,10 @@ use std::{
 
 use serde_json::Value;
 
-use crate::{served::patch_of, util::Files};
+use crate::{
+    served::patch_of,
+    util::{Files, free_port},
+};
 
 /// The command that runs the webhook on its embedded default, on a fresh machine.
 const RUN: &str = "cargo run --release -- serve";
@@ -97,13 +99,6 @@ fn commands(block: &str) -> Vec<String> {
         }
     }
     commands
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 #[test]

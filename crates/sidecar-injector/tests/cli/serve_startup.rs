@@ -3,19 +3,11 @@
 //! and a one-line fingerprint (never PEM), and RFC 3339 times.
 
 use std::{
-    net::TcpListener,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
-use crate::util::Files;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
+use crate::util::{Files, free_port};
 
 struct Stopped(Child);
 

@@ -1,7 +1,6 @@
 //! A running `sidecar-injector serve` on loopback ports, and curl to talk to it.
 
 use std::{
-    net::TcpListener,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
@@ -12,12 +11,7 @@ use serde_json::Value;
 use crate::util::Files;
 
 /// A free loopback port (bound and released; the server binds it right after).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
+pub use crate::util::free_port;
 
 /// Whether curl is there (the serve tests need it; `.ci/run` installs it).
 pub fn have_curl() -> bool {

@@ -141,3 +141,34 @@ pub fn release_binary() -> Option<String> {
 pub fn binary_under_test() -> String {
     release_binary().unwrap_or_else(|| env!("CARGO_BIN_EXE_sidecar-injector").to_owned())
 }
+
+/// A loopback port for a server a test starts: free when asked, and below the system's range of
+/// ephemeral ports. A port the kernel hands out for port 0 is an ephemeral one, which any
+/// outgoing connection may take as its local port before the server binds it (the abuse suite
+/// opens thousands while other tests run), and the server then fails with "address in use".
+/// Ports are handed out in turn from a start that differs per process, so that two tests of
+/// this process never get the same one.
+pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const LOWEST: u32 = 10_000;
+    let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    let span = ephemeral.saturating_sub(LOWEST);
+    let start = std::process::id().wrapping_mul(7_919);
+    for _ in 0..span.min(1_000) {
+        let offset = start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % span.max(1);
+        let Ok(port) = u16::try_from(LOWEST + offset) else {
+            continue;
+        };
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
