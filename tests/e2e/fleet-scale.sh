@@ -13,6 +13,7 @@
 #   FLEET_SCALE_PODS="1000 2000"   cluster sizes, in pods, growing (multiples of 100)
 #   FLEET_SCALE_KEEP=1             keep the temp dir (logs, reports); kept anyway on failure
 #   FLEET_SCALE_TIMEOUT=600        seconds to wait for the pods of one size
+#   FLEET_SCALE_ENV=0              env variables in each generated container (larger templates)
 #   SIDECAR_INJECTOR_BIN=...       use this binary instead of building target/release/sidecar-injector
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -85,9 +86,10 @@ EOF2"
 # generate FROM TO: namespaces scale-FROM/100 .. and Deployments app-FROM/10 .. of 10 replicas
 # each, for pods FROM..TO-1, applied server-side in chunks, 4 kubectl at a time
 generate() {
-  python3 - "$1" "$2" "$DIR/gen" <<'PY'
+  python3 - "$1" "$2" "$DIR/gen" "${FLEET_SCALE_ENV:-0}" <<'PY'
 import os, sys
-start, end, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+start, end, out, env = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+env_block = ("\n        env:" + "".join(f"\n        - {{name: SETTING_{i}, value: value-{i}}}" for i in range(env))) if env else ""
 os.makedirs(out, exist_ok=True)
 for f in os.listdir(out):
     os.remove(os.path.join(out, f))
@@ -110,7 +112,7 @@ spec:
         image: registry.invalid/app-{d % 50}:1.{d % 7}
         ports: [{{containerPort: 8080, name: http}}]
         readinessProbe: {{httpGet: {{path: /ready, port: 8080}}}}
-        resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}
+        resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}{env_block}
 """)
     open(os.path.join(out, f"ns-{ns:05d}.yaml"), "w").write("---\n".join(docs))
 PY

@@ -28,7 +28,7 @@ use crate::{
     api_defaults::{default_container, default_volume, prune},
     pod_diff::{PodDiff, diff_pods},
     preview::{Cluster, Rendering, Side, render_as},
-    snapshot::{ObjectKey, Snapshot, Workload, controller_of},
+    snapshot::{Controllers, ObjectKey, Snapshot, Workload, controller_of},
 };
 
 /// How a pod's sidecar differs from today's.
@@ -153,7 +153,7 @@ type SourceKey = (ObjectKey, String, String);
 /// difference) and counts, not the pods. Pods with the same template source (a ReplicaSet's
 /// replicas) are compared with one rendering of it.
 pub struct Inventory<'a> {
-    controllers: &'a BTreeMap<ObjectKey, Value>,
+    controllers: &'a Controllers,
     cluster: Cluster<'a>,
     current: Side<'a>,
     pods: usize,
@@ -167,7 +167,7 @@ pub struct Inventory<'a> {
 impl<'a> Inventory<'a> {
     /// An empty inventory. `controllers`: the objects pods may name as their controller (those
     /// the pods to come name, at least), by key.
-    pub fn new(controllers: &'a BTreeMap<ObjectKey, Value>, cluster: Cluster<'a>, current: Side<'a>) -> Self {
+    pub fn new(controllers: &'a Controllers, cluster: Cluster<'a>, current: Side<'a>) -> Self {
         Self {
             controllers,
             cluster,
@@ -407,19 +407,19 @@ pub fn status_of(pod: &Value) -> Option<Value> {
 }
 
 /// A controller as the workload whose template its pods were created from.
-fn controller_workload(controllers: &BTreeMap<ObjectKey, Value>, key: &ObjectKey) -> Option<Workload> {
-    let object = controllers.get(key)?;
-    let template = workload::pod_template(object).ok().flatten()?;
+fn controller_workload(controllers: &Controllers, key: &ObjectKey) -> Option<Workload> {
+    let object = controllers.object(key)?;
+    let template = workload::pod_template(&object).ok().flatten()?;
     Some(Workload {
         key: key.clone(),
-        object: object.clone(),
+        object,
         template,
     })
 }
 
 /// The workload whose template the pod was created from: its controller when the snapshot has
 /// it, else the pod itself.
-fn template_source(controllers: &BTreeMap<ObjectKey, Value>, pod: &Value) -> Workload {
+fn template_source(controllers: &Controllers, pod: &Value) -> Workload {
     let namespace = ObjectKey::of(pod).namespace;
     let from_controller = controller_of(pod)
         .and_then(|(kind, name)| controller_workload(controllers, &ObjectKey::new(&kind, &namespace, &name)));
@@ -456,14 +456,14 @@ pub fn restart_owner(snapshot: &Snapshot, pod: &Value) -> ObjectKey {
 }
 
 /// [`restart_owner`], the controllers given.
-pub fn restart_owner_in(controllers: &BTreeMap<ObjectKey, Value>, pod: &Value) -> ObjectKey {
+pub fn restart_owner_in(controllers: &Controllers, pod: &Value) -> ObjectKey {
     let namespace = ObjectKey::of(pod).namespace;
     let Some((kind, name)) = controller_of(pod) else {
         return ObjectKey::of(pod);
     };
     let key = ObjectKey::new(&kind, &namespace, &name);
-    if let Some((parent_kind, parent_name)) = controllers.get(&key).and_then(controller_of) {
-        return ObjectKey::new(&parent_kind, &namespace, &parent_name);
+    if let Some((parent_kind, parent_name)) = controllers.parent(&key) {
+        return ObjectKey::new(parent_kind, &namespace, parent_name);
     }
     if matches!(kind.as_str(), "ReplicaSet" | "Job") && !controllers.contains_key(&key) {
         // Not in the snapshot: Istio's naming heuristic (pod-template-hash, CronJob suffix).

@@ -79,11 +79,65 @@ pub struct Snapshot {
     /// Every pod that has a controller (bare pods are workloads, and are here too).
     pub pods: Vec<Value>,
     /// Every object that controls pods or other controllers (ReplicaSets, Jobs, Deployments, …).
-    pub controllers: BTreeMap<ObjectKey, Value>,
+    pub controllers: Controllers,
     /// Namespaces by name, for their labels.
     pub namespaces: BTreeMap<String, NamespaceFacts>,
     /// PodDisruptionBudgets.
     pub disruption_budgets: Vec<Value>,
+}
+
+/// The objects pods name as their controller, by key.
+///
+/// A cluster can have one for every ten pods, and a parsed object takes several times the memory
+/// of its JSON text, so each is kept as compact JSON, with the one field read for every pod (its
+/// own controller) taken out. The object is parsed again when a template is rendered from it.
+#[derive(Debug, Clone, Default)]
+pub struct Controllers(BTreeMap<ObjectKey, Controller>);
+
+/// One controller as [`Controllers`] keeps it.
+#[derive(Debug, Clone)]
+struct Controller {
+    /// The object, compact JSON.
+    text: Box<str>,
+    /// Its own controller: (kind, name).
+    parent: Option<(String, String)>,
+}
+
+impl Controllers {
+    /// Keeps `object` under `key` (replacing what was there).
+    pub fn insert(&mut self, key: ObjectKey, object: &Value) {
+        let controller = Controller {
+            text: object.to_string().into_boxed_str(),
+            parent: controller_of(object),
+        };
+        self.0.insert(key, controller);
+    }
+
+    /// Whether there is an object under `key`.
+    pub fn contains_key(&self, key: &ObjectKey) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// The object under `key`, parsed.
+    pub fn object(&self, key: &ObjectKey) -> Option<Value> {
+        // The text is what serde_json wrote: it always parses.
+        serde_json::from_str(&self.0.get(key)?.text).ok()
+    }
+
+    /// The controller of the object under `key` (kind, name), when both exist.
+    pub fn parent(&self, key: &ObjectKey) -> Option<&(String, String)> {
+        self.0.get(key)?.parent.as_ref()
+    }
+
+    /// How many objects are kept.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// The controller owner reference of an object: (kind, name).
@@ -176,9 +230,7 @@ impl Snapshot {
                     if object.template.kind == WorkloadKind::Pod {
                         snapshot.pods.push(object.object.clone());
                     } else {
-                        snapshot
-                            .controllers
-                            .insert(object.key.clone(), object.object.clone());
+                        snapshot.controllers.insert(object.key.clone(), &object.object);
                     }
                     if workload {
                         snapshot.workloads.push(*object);
@@ -265,6 +317,40 @@ mod tests {
                 .map(String::as_str),
             Some("other")
         );
+    }
+
+    #[test]
+    fn a_kept_controller_is_given_back_as_read_with_its_own_controller() {
+        let mut replica_set = deployment("web-5d8f");
+        replica_set["kind"] = json!("ReplicaSet");
+        replica_set["metadata"]["ownerReferences"] = json!([
+            {"kind": "Other", "name": "not-the-controller"},
+            {"kind": "Deployment", "name": "web", "controller": true}
+        ]);
+        replica_set["spec"]["replicas"] = json!(3);
+        replica_set["spec"]["weight"] = json!(0.5);
+        let key = ObjectKey::of(&replica_set);
+        let mut controllers = Controllers::default();
+        assert!(controllers.is_empty());
+        controllers.insert(key.clone(), &replica_set);
+        controllers.insert(ObjectKey::of(&deployment("web")), &deployment("web"));
+
+        assert_eq!(controllers.len(), 2);
+        assert!(controllers.contains_key(&key));
+        let given_back = controllers.object(&key).expect("kept");
+        assert_eq!(given_back, replica_set);
+        let keys: Vec<&String> = given_back.as_object().expect("object").keys().collect();
+        let read: Vec<&String> = replica_set.as_object().expect("object").keys().collect();
+        assert_eq!(keys, read, "the keys keep their order");
+        assert_eq!(
+            controllers.parent(&key),
+            Some(&("Deployment".to_owned(), "web".to_owned()))
+        );
+        assert_eq!(controllers.parent(&ObjectKey::of(&deployment("web"))), None);
+        let absent = ObjectKey::new("ReplicaSet", "shop", "gone");
+        assert!(!controllers.contains_key(&absent));
+        assert_eq!(controllers.object(&absent), None);
+        assert_eq!(controllers.parent(&absent), None);
     }
 
     #[test]

@@ -5,13 +5,13 @@ use std::{process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 use injector_fleet::{
     outdated::{Inventory, status_of},
     pod_of::namespace_of,
     preview::{Cluster as DecisionInputs, Side},
-    snapshot::{ObjectKey, Sorted, controller_of},
+    snapshot::{Controllers, ObjectKey, Sorted, controller_of},
 };
 
 use super::{
@@ -108,7 +108,7 @@ pub fn run(args: &OutdatedArgs) -> Result<ExitCode> {
         progress.update(&format!("{} pods read (1/3)", count(seen)), done.map(|d| d / 3.0));
         Ok(())
     })?;
-    let mut controllers = BTreeMap::new();
+    let mut controllers = Controllers::default();
     if !named.is_empty() {
         let kinds: HashSet<String> = named.iter().map(|key| key.kind.clone()).collect();
         let mut read = 0;
@@ -123,7 +123,7 @@ pub fn run(args: &OutdatedArgs) -> Result<ExitCode> {
                         Sorted::of(&place, object).map_err(|e| anyhow::anyhow!(e))?
                         && named.contains(&object.key)
                     {
-                        controllers.insert(object.key, object.object);
+                        controllers.insert(object.key, &object.object);
                     }
                 }
                 progress.update(
