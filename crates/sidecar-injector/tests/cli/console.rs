@@ -25,8 +25,8 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
 use crate::{
-    served::{Served, curl, free_port, have_curl},
-    util::{Files, example},
+    served::{Served, curl, have_curl},
+    util::{Files, example, free_port},
 };
 
 const CHROMIUM: &str = "/usr/bin/chromium";

@@ -8,10 +8,7 @@ use std::{
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::util::Files;
-
-/// A free loopback port (bound and released; the server binds it right after).
-pub use crate::util::free_port;
+use crate::util::{Files, free_port};
 
 /// Whether curl is there (the serve tests need it; `.ci/run` installs it).
 pub fn have_curl() -> bool {
