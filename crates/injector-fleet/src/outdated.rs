@@ -11,7 +11,7 @@
 //! the command that restarts it.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, HashSet},
     sync::Arc,
 };
 
@@ -142,10 +142,6 @@ pub fn outdated(snapshot: &Snapshot, cluster: Cluster<'_>, current: Side<'_>) ->
     inventory.finish()
 }
 
-/// Renders kept for the pods still to come: those of the controllers seen last (pods arrive
-/// sorted by namespace and name, so a controller's pods mostly come together).
-const KEPT_RENDERS: usize = 128;
-
 /// A template source shared by pods: the controller, and the owner Istio names (kind, name).
 type SourceKey = (ObjectKey, String, String);
 
@@ -160,7 +156,8 @@ pub struct Inventory<'a> {
     injected: usize,
     up_to_date: usize,
     owners: BTreeMap<ObjectKey, Vec<StalePod>>,
-    /// What `current` injects for a controller's template, under the owner Istio names.
+    /// What `current` injects for a controller's template, under the owner Istio names: the
+    /// sources of the batch being added.
     renders: HashMap<SourceKey, Arc<Rendering>>,
 }
 
@@ -189,9 +186,13 @@ impl<'a> Inventory<'a> {
             .map(|pod| (pod, self.shared_source(pod)))
             .collect();
         self.injected += injected.len();
-        if self.renders.len() > KEPT_RENDERS {
-            self.renders.clear();
-        }
+        // Only this batch's sources stay rendered: pods arrive sorted by namespace and name, so a
+        // controller's pods come together, and one whose pods span two batches keeps its render.
+        let needed: HashSet<&SourceKey> = injected
+            .iter()
+            .filter_map(|(_, source)| source.as_ref().map(|(key, _)| key))
+            .collect();
+        self.renders.retain(|key, _| needed.contains(key));
         let mut missing: Vec<&(SourceKey, Owner)> = injected
             .iter()
             .filter_map(|(_, source)| source.as_ref())
