@@ -177,3 +177,54 @@ fn a_pod_injected_offline_compares_equal_without_the_api_servers_defaults() {
     let report = run(&snapshot(vec![injected]), &v1);
     assert_eq!(report.up_to_date, 1, "{report:#?}");
 }
+
+#[test]
+fn page_by_page_only_the_pages_sources_stay_rendered() {
+    let v1 = injector(json!({"tag": "1"}));
+    let snapshot = snapshot(vec![replica_set("api-7c", "api"), replica_set("web-5d8f", "web")]);
+    let origin = injector_core::explain::ConfigOrigin::File;
+    let mut inventory = Inventory::new(
+        &snapshot.controllers,
+        Cluster {
+            namespaces: &snapshot.namespaces,
+            webhooks: Webhooks::AssumeCalled,
+        },
+        Side {
+            injector: &v1,
+            renders: None,
+            origin: &origin,
+        },
+    );
+    let rendered_sources = |inventory: &Inventory<'_>| {
+        let mut names: Vec<String> = inventory.renders.keys().map(|key| key.0.name.clone()).collect();
+        names.sort();
+        names
+    };
+    inventory.add(&[
+        stored_pod(&v1, "api-7c-a", "api-7c"),
+        stored_pod(&v1, "web-5d8f-a", "web-5d8f"),
+    ]);
+    assert_eq!(rendered_sources(&inventory), ["api-7c", "web-5d8f"]);
+    let web_render = |inventory: &Inventory<'_>| {
+        inventory
+            .renders
+            .iter()
+            .find(|(key, _)| key.0.name == "web-5d8f")
+            .map(|(_, render)| render.clone())
+            .expect("the web pods' source is rendered")
+    };
+    let first = web_render(&inventory);
+    // The next page has only the web pods: the api render goes, the web one is not rendered again.
+    inventory.add(&[
+        stored_pod(&v1, "web-5d8f-b", "web-5d8f"),
+        stored_pod(&v1, "web-5d8f-c", "web-5d8f"),
+    ]);
+    assert_eq!(rendered_sources(&inventory), ["web-5d8f"]);
+    assert!(Arc::ptr_eq(&first, &web_render(&inventory)), "rendered again");
+    let report = inventory.finish();
+    assert_eq!(
+        (report.pods, report.injected, report.up_to_date),
+        (4, 4, 4),
+        "{report:#?}"
+    );
+}
