@@ -1,4 +1,7 @@
-use injector_core::{config::InjectorConfig, explain::Webhooks};
+use injector_core::{
+    config::InjectorConfig,
+    explain::{ConfigOrigin, Webhooks},
+};
 use injector_engine::{CompiledConfig, Options, Outcome, Request, mesh::default_mesh_config};
 use serde_json::json;
 
@@ -64,10 +67,12 @@ fn snapshot(objects: Vec<serde_json::Value>) -> Snapshot {
     Snapshot::from_objects(objects.into_iter().map(|o| (String::new(), o))).expect("sorts")
 }
 
-fn run(snapshot: &Snapshot, current: &CompiledConfig) -> Report {
-    let origin = injector_core::explain::ConfigOrigin::File;
-    outdated(
-        snapshot,
+/// The origin every test's configuration is told to come from.
+const ORIGIN: ConfigOrigin = ConfigOrigin::File;
+
+/// The cluster of `snapshot` (every webhook assumed called) and `current` as today's side.
+fn sides<'a>(snapshot: &'a Snapshot, current: &'a CompiledConfig) -> (Cluster<'a>, Side<'a>) {
+    (
         Cluster {
             namespaces: &snapshot.namespaces,
             webhooks: Webhooks::AssumeCalled,
@@ -75,9 +80,14 @@ fn run(snapshot: &Snapshot, current: &CompiledConfig) -> Report {
         Side {
             injector: current,
             renders: None,
-            origin: &origin,
+            origin: &ORIGIN,
         },
     )
+}
+
+fn run(snapshot: &Snapshot, current: &CompiledConfig) -> Report {
+    let (cluster, current) = sides(snapshot, current);
+    outdated(snapshot, cluster, current)
 }
 
 #[test]
@@ -182,19 +192,8 @@ fn a_pod_injected_offline_compares_equal_without_the_api_servers_defaults() {
 fn page_by_page_only_the_pages_sources_stay_rendered() {
     let v1 = injector(json!({"tag": "1"}));
     let snapshot = snapshot(vec![replica_set("api-7c", "api"), replica_set("web-5d8f", "web")]);
-    let origin = injector_core::explain::ConfigOrigin::File;
-    let mut inventory = Inventory::new(
-        &snapshot.controllers,
-        Cluster {
-            namespaces: &snapshot.namespaces,
-            webhooks: Webhooks::AssumeCalled,
-        },
-        Side {
-            injector: &v1,
-            renders: None,
-            origin: &origin,
-        },
-    );
+    let (cluster, current) = sides(&snapshot, &v1);
+    let mut inventory = Inventory::new(&snapshot.controllers, cluster, current);
     let rendered_sources = |inventory: &Inventory<'_>| {
         let mut names: Vec<String> = inventory.renders.keys().map(|key| key.0.name.clone()).collect();
         names.sort();
